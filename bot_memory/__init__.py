@@ -1,0 +1,1 @@
+"""bot-memory core: long-term conversation memory. Never imports aiogram."""

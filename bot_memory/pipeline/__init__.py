@@ -1,0 +1,1 @@
+"""The background pipeline: discovery, claims, extraction, consolidation."""

@@ -1,0 +1,141 @@
+"""The background worker: once per tick, plan due jobs, then run claimed jobs one at a time.
+
+It runs on its own task and its own connection pool, so ingress, deliveries and heartbeats
+never wait for it. A tick has a deadline; stopping the worker cancels the tick in flight,
+and whatever a job had checkpointed resumes on the next claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import structlog
+
+from bot_memory.models.base import ModelError
+from bot_memory.pipeline import jobs
+from bot_memory.pipeline.consolidation import run_consolidation
+from bot_memory.pipeline.context import BudgetExhausted, PipelineContext
+from bot_memory.pipeline.discovery import discover
+from bot_memory.pipeline.extraction import SourcesChanged, run_extraction
+from bot_memory.pipeline.jobs import Job
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class TickReport:
+    planned: list[int] = field(default_factory=list)
+    finished: dict[int, str] = field(default_factory=dict)  # job ID -> final phase this tick
+
+
+class Pipeline:
+    def __init__(self, ctx: PipelineContext) -> None:
+        self.ctx = ctx
+
+    async def tick(self, now: datetime | None = None) -> TickReport:
+        report = TickReport()
+        now = now or datetime.now(UTC)
+        workspaces = [r["id"] for r in await self.ctx.pool.fetch("SELECT id FROM workspaces")]
+        for workspace in workspaces:
+            report.planned += await discover(self.ctx, workspace, now)
+        while True:
+            job = await jobs.claim_next(
+                self.ctx.pool,
+                lease_seconds=self.ctx.settings.lease_seconds,
+                max_claims=self.ctx.settings.max_claims_per_input,
+            )
+            if job is None:
+                return report
+            report.finished[job.id] = await self.run_job(job, now)
+
+    async def run_job(self, job: Job, now: datetime) -> str:
+        """Run a claimed job through its remaining phases; returns the phase it ends in."""
+        settings = self.ctx.settings
+        log.info("pipeline.job_claimed", job=job.id, phase=job.phase, claims=job.claims)
+        if not self.ctx.config_matches(job):
+            await jobs.stop(self.ctx.pool, job, "model or provider configuration changed")
+            log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
+            return job.phase
+        try:
+            if job.phase == "extract":
+                await run_extraction(self.ctx, job, now)
+            if job.phase == "consolidate":
+                if not await jobs.renew_lease(self.ctx.pool, job, settings.lease_seconds):
+                    return job.phase
+                await run_consolidation(self.ctx, job, now)
+        except SourcesChanged as exc:
+            await jobs.stop(self.ctx.pool, job, str(exc))
+            log.info("pipeline.job_stopped", job=job.id, reason=str(exc))
+        except BudgetExhausted as exc:
+            await jobs.stop(self.ctx.pool, job, str(exc))
+            log.warning("pipeline.job_stopped", job=job.id, reason=str(exc))
+        except ModelError as exc:
+            if exc.outcome == "unknown":
+                # The provider may have acted and charged: never replay automatically.
+                await jobs.stop(self.ctx.pool, job, f"unknown provider outcome: {exc}")
+                log.warning("pipeline.job_stopped", job=job.id, reason="unknown outcome",
+                            error=str(exc))
+            else:
+                phase = await jobs.back_off(
+                    self.ctx.pool, job, str(exc),
+                    backoff_seconds=settings.failure_backoff_seconds,
+                    max_claims=settings.max_claims_per_input,
+                )
+                job.phase = phase
+                log.warning("pipeline.job_failed", job=job.id, error=str(exc), phase=phase)
+        except ValueError as exc:  # output that parsed but broke a limit or cited the unknown
+            phase = await jobs.back_off(
+                self.ctx.pool, job, f"invalid model output: {exc}",
+                backoff_seconds=settings.failure_backoff_seconds,
+                max_claims=settings.max_claims_per_input,
+            )
+            job.phase = phase
+            log.warning("pipeline.job_failed", job=job.id, error=str(exc), phase=phase)
+        return job.phase
+
+
+class Worker:
+    """Started and stopped by the host's dispatcher; one task, one tick at a time."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self.ticks = 0
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._stopping = asyncio.Event()
+        self._task = asyncio.create_task(self._loop(), name="bot-memory-worker")
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self._stopping.set()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def _loop(self) -> None:
+        settings = self.pipeline.ctx.settings
+        while not self._stopping.is_set():
+            try:
+                await asyncio.wait_for(self.pipeline.tick(), settings.tick_deadline_seconds)
+            except TimeoutError:
+                log.warning("pipeline.tick_deadline", seconds=settings.tick_deadline_seconds)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bad tick is logged; the loop goes on
+                log.exception("pipeline.tick_failed")
+            self.ticks += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), settings.tick_interval_seconds)

@@ -1,0 +1,76 @@
+"""Every limit of the spec, as one settings class.
+
+Each field's default is the spec's number; each is read from BOT_MEMORY_<NAME>. Connection
+settings that hosts already know by their usual names (DATABASE_URL, LLM_*) keep those names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _env(name: str) -> AliasChoices:
+    """Accept both the bare name hosts use (DATABASE_URL) and the prefixed one."""
+    return AliasChoices(name, f"BOT_MEMORY_{name}")
+
+
+class MemorySettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="BOT_MEMORY_", extra="ignore", populate_by_name=True, frozen=True
+    )
+
+    # --- where things live -------------------------------------------------------------------
+    database_url: str | None = Field(default=None, validation_alias=_env("DATABASE_URL"))
+    data_dir: Path = Path(".bot_memory")  # embedded PostgreSQL's data lives in data_dir/pg
+    workspace: str = "default"  # tenant key: one per host bot deployment unless the host says
+    db_pool_min: int = 1
+    db_pool_max: int = 5
+    worker_pool_max: int = 2  # the worker's own connections, so ingress never waits for it
+
+    # --- the model (an OpenAI-compatible server; none configured = the offline model) --------
+    llm_base_url: str | None = Field(default=None, validation_alias=_env("LLM_BASE_URL"))
+    llm_api_key: str | None = Field(default=None, validation_alias=_env("LLM_API_KEY"))
+    llm_model: str | None = Field(default=None, validation_alias=_env("LLM_MODEL"))
+    llm_timeout_seconds: float = 60.0
+    llm_input_usd_per_mtok: float = 0.0  # prices turn token usage into charges
+    llm_output_usd_per_mtok: float = 0.0
+
+    # --- background pipeline ------------------------------------------------------------------
+    tick_interval_seconds: float = 60.0  # "checks once per minute"
+    tick_deadline_seconds: float = 90.0
+    idle_window_seconds: float = 1800.0  # 30 minutes
+    batch_max_bytes: int = 24_000  # recent source batch ceiling
+    summary_max_bytes: int = 4_000  # extraction output
+    consolidation_max_candidates: int = 48
+    index_max_bytes: int = 4_500
+    index_max_ids: int = 12
+    lease_seconds: float = 120.0  # two-minute job lease
+    failure_backoff_seconds: float = 3600.0
+    max_claims_per_input: int = 3
+    existing_memory_in_batch: int = 8  # validated memories that may accompany a new batch
+
+    # --- budgets (dollars) --------------------------------------------------------------------
+    request_budget_usd: float = 1.0
+    workspace_budget_usd: float = 100.0
+
+    # --- recall and tools ---------------------------------------------------------------------
+    pending_directory_max: int = 8  # directory used while consolidation is pending
+    query_max_results: int = 12
+    query_max_source_ids: int = 20
+    agent_history_messages: int = 10  # ordinary conversation context beside the index
+    agent_max_tool_rounds: int = 4
+    agent_message_max_bytes: int = 8_000  # one message's share of the agent prompt
+
+    # --- retention ----------------------------------------------------------------------------
+    inactive_prune_days: int = 30
+    workspace_max_records: int = 256
+
+    # --- authorization ------------------------------------------------------------------------
+    admin_user_ids: frozenset[int] = frozenset()  # workspace owners/admins beyond chat admins
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url)

@@ -1,0 +1,45 @@
+"""Which messages are directed at the bot: the only group traffic memory ever records."""
+
+from __future__ import annotations
+
+from aiogram.types import Message
+
+
+def is_directed(message: Message, *, bot_id: int, bot_username: str | None) -> bool:
+    """Every private message; in groups a mention of the bot, a reply to it, or a command to it."""
+    if message.chat.type == "private":
+        return True
+    reply = message.reply_to_message
+    if (
+        reply is not None
+        and reply.from_user is not None
+        and reply.from_user.id == bot_id
+        # In forum topics every message "replies" to the topic's creation message.
+        and reply.forum_topic_created is None
+        and not (message.is_topic_message and reply.message_id == message.message_thread_id)
+    ):
+        return True
+    text = message.text or message.caption or ""
+    username = (bot_username or "").casefold()
+    for entity in message.entities or message.caption_entities or []:
+        if entity.type == "text_mention" and entity.user is not None and entity.user.id == bot_id:
+            return True
+        if entity.type == "mention" and username:
+            if entity.extract_from(text).casefold() == "@" + username:
+                return True
+        if entity.type == "bot_command" and entity.offset == 0:
+            command = entity.extract_from(text)
+            if "@" not in command:
+                return True  # a bare /command in a group is addressed to every bot in it
+            return command.split("@", 1)[1].casefold() == username
+    return False
+
+
+def message_flags(message: Message) -> tuple[bool, bool]:
+    """(quoted, forwarded): either makes a message insufficient for a memory request."""
+    quoted = message.quote is not None or any(
+        e.type in ("blockquote", "expandable_blockquote") and e.offset == 0
+        for e in message.entities or []
+    )
+    forwarded = message.forward_origin is not None or bool(message.is_automatic_forward)
+    return quoted, forwarded

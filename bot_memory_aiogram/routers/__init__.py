@@ -1,0 +1,17 @@
+"""Chat-facing features, one router each."""
+
+from aiogram import Router
+
+from bot_memory_aiogram.routers.agent import agent_router
+from bot_memory_aiogram.routers.requests import requests_router
+
+
+def get_routers(*, reference_agent: bool = False) -> list[Router]:
+    """Fresh routers (a router can be attached to one parent only)."""
+    routers = [requests_router()]
+    if reference_agent:
+        routers.append(agent_router())
+    return routers
+
+
+__all__ = ["agent_router", "get_routers", "requests_router"]

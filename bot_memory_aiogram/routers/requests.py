@@ -1,0 +1,78 @@
+"""Direct memory requests: remember, forget, turn memory on or off, in English and Chinese."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from aiogram import Bot, Router
+from aiogram.filters import Filter
+from aiogram.types import Message
+
+from bot_memory.control import Outcome
+from bot_memory.intents import MemoryRequest, recognize
+from bot_memory.service import Memory
+from bot_memory.store import SourceMessage
+from bot_memory_aiogram.i18n import t
+from bot_memory_aiogram.middleware.directed import message_flags
+from bot_memory_aiogram.routers.common import Directed, is_chat_admin, language_of
+
+log = structlog.get_logger(__name__)
+
+REPLIES: dict[Outcome, str] = {
+    "remembered": "memory-remembered",
+    "forgotten": "memory-forgotten",
+    "nothing_to_forget": "memory-nothing-to-forget",
+    "enabled": "memory-enabled",
+    "disabled": "memory-disabled",
+    "already_enabled": "memory-already-enabled",
+    "already_disabled": "memory-already-disabled",
+    "not_allowed": "memory-not-allowed",
+    "memory_off": "memory-off",
+}
+
+
+class RecognizedRequest(Filter):
+    """Passes a directed message that really asks for a memory action; injects it."""
+
+    async def __call__(self, message: Message) -> bool | dict[str, Any]:
+        text = message.text or message.caption
+        if not text:
+            return False
+        quoted, forwarded = message_flags(message)
+        request = recognize(text, quoted=quoted, forwarded=forwarded)
+        return False if request is None else {"memory_request": request}
+
+
+def requests_router() -> Router:
+    router = Router(name="bot_memory.requests")
+    router.message.filter(Directed())
+    router.message.register(on_memory_request, RecognizedRequest())
+    return router
+
+
+async def on_memory_request(
+    message: Message,
+    bot: Bot,
+    memory: Memory,
+    memory_source: SourceMessage,
+    memory_request: MemoryRequest,
+) -> None:
+    language = language_of(message, memory_request.language)
+    await memory.begin(memory_source, kind="memory_control")
+    needs_admin = not memory_source.scope.is_private and memory_request.action != "remember"
+    is_admin = await is_chat_admin(bot, message) if needs_admin else False
+    try:
+        result = await memory.control(memory_request, memory_source, is_admin=is_admin)
+    except Exception as exc:
+        log.exception("memory.request_failed", action=memory_request.action)
+        text = t(language, "memory-error")
+        await message.answer(text)
+        await memory.finish(memory_source, status="failed", error=repr(exc)[:500])
+        return
+    text = t(language, REPLIES[result.outcome], count=len(result.memory_ids))
+    log.info("memory.request", action=result.action, outcome=result.outcome,
+             scope=memory_source.scope.key, memory_ids=result.memory_ids)
+    sent = await message.answer(text)
+    await memory.finish(memory_source, status="succeeded", answer_text=text,
+                        answer_telegram_id=sent.message_id, bot_id=bot.id)

@@ -1,0 +1,14 @@
+memory-remembered = Noted. I'll remember that.
+memory-forgotten = { $count ->
+    [one] Done: I forgot one memory.
+   *[other] Done: I forgot { $count } memories.
+}
+memory-nothing-to-forget = I couldn't find a memory that matches that.
+memory-enabled = Memory is on in this chat.
+memory-disabled = Memory is off in this chat. What I stored is kept, but I won't use or add to it until you turn it back on.
+memory-already-enabled = Memory is already on here.
+memory-already-disabled = Memory is already off here.
+memory-not-allowed = Only a group admin can do that here.
+memory-off = Memory is off in this chat; turn it on first.
+memory-error = Sorry, something went wrong. Please try again later.
+memory-model-unavailable = Sorry, I can't answer right now: the language model is unavailable.

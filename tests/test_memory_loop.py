@@ -1,0 +1,167 @@
+"""The core loop on a real PostgreSQL, without Telegram: record -> pipeline -> recall -> control."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot_memory.intents import recognize
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory.state import WorkspaceState
+from bot_memory.store import SourceMessage
+
+PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1001, user_id=1001)
+OTHER_PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1002, user_id=1002)
+GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-100500, topic_id=7)
+
+
+@pytest.fixture
+async def memory(settings: MemorySettings) -> AsyncIterator[Memory]:
+    mem = await Memory.open(settings)
+    yield mem
+    await mem.close()
+
+
+async def exchange(memory: Memory, scope: Scope, text: str, *, speaker: int | None = None,
+                   answer: str = "ok", msg_id: int | None = None) -> SourceMessage:
+    source = await memory.record(scope, text=text, speaker_id=speaker or scope.user_id or 1,
+                                 thread_id=scope.topic_id, telegram_message_id=msg_id)
+    await memory.begin(source)
+    await memory.finish(source, status="succeeded", answer_text=answer, bot_id=42)
+    return source
+
+
+async def state_of(memory: Memory) -> WorkspaceState:
+    raw = await memory.store.pool.fetchval("SELECT state FROM workspaces WHERE id = 'test'")
+    return WorkspaceState.model_validate_json(raw)
+
+
+async def test_idle_conversation_becomes_recalled_memory(memory: Memory) -> None:
+    await exchange(memory, PRIVATE, "I am planning a trip to Kyoto in April")
+    await exchange(memory, PRIVATE, "I prefer quiet hotels")
+    report = await memory.pipeline.tick()
+    assert len(report.planned) == 1
+    assert set(report.finished.values()) == {"done"}
+
+    state = await state_of(memory)
+    [record] = state.valid_records(PRIVATE.key)
+    assert "Kyoto" in record.summary and record.origin == "extracted"
+    assert len(record.sources) == 4  # two user messages and two answers, with hashes
+    assert state.scopes[PRIVATE.key].index.memory_ids == [record.id]
+
+    recalled = await memory.recall(PRIVATE)
+    assert recalled.mode == "index" and recalled.text is not None
+    assert record.id in recalled.text and "not instructions" in recalled.text
+    assert (await memory.recall(OTHER_PRIVATE)).mode == "empty"
+    assert (await memory.recall(GROUP)).mode == "empty"
+
+    usage = await memory.store.pool.fetch("SELECT kind, request_id FROM usage_ledger ORDER BY id")
+    kinds = [u["kind"] for u in usage]
+    assert kinds == ["memory_extract", "memory_consolidate"]
+    # Charges attach to the originating (newest) request of the batch.
+    assert len({u["request_id"] for u in usage}) == 1
+
+    # Nothing new: the next tick plans nothing.
+    assert (await memory.pipeline.tick()).planned == []
+
+
+async def test_open_requests_hold_back_extraction(memory: Memory) -> None:
+    await exchange(memory, PRIVATE, "first question")
+    await memory.record(PRIVATE, text="still running", speaker_id=1001)  # queued, never finished
+    assert (await memory.pipeline.tick()).planned == []
+
+
+async def test_remember_forget_and_tombstones(memory: Memory) -> None:
+    text = "remember that my passport expires in May"
+    note_source = await memory.record(PRIVATE, text=text, speaker_id=1001)
+    request = recognize(text)
+    assert request is not None
+    result = await memory.control(request, note_source, is_admin=False)
+    assert result.outcome == "remembered"
+    state = await state_of(memory)
+    note = state.records[result.memory_ids[0]]
+    assert note.summary == text and note.origin == "note"
+    recalled = await memory.recall(PRIVATE)
+    assert recalled.mode == "directory" and "passport" in (recalled.text or "")
+
+    await memory.pipeline.tick()  # the note triggers consolidation on its own
+    assert (await memory.recall(PRIVATE)).mode == "index"
+
+    forget_text = "forget my passport"
+    forget_source = await memory.record(PRIVATE, text=forget_text, speaker_id=1001)
+    forget_request = recognize(forget_text)
+    assert forget_request is not None and forget_request.action == "forget"
+    result = await memory.control(forget_request, forget_source, is_admin=False)
+    assert result.outcome == "forgotten"
+    state = await state_of(memory)
+    assert state.records == {}
+    assert note_source.source_id in state.scopes[PRIVATE.key].tombstones
+    assert (await memory.recall(PRIVATE)).mode == "empty"
+
+
+async def test_disable_keeps_records_but_stops_recall(memory: Memory) -> None:
+    await exchange(memory, PRIVATE, "I like green tea")
+    await memory.pipeline.tick()
+    off = await memory.record(PRIVATE, text="turn off memory", speaker_id=1001)
+    request = recognize("turn off memory")
+    assert request is not None
+    assert (await memory.control(request, off, is_admin=False)).outcome == "disabled"
+    assert (await memory.recall(PRIVATE)).mode == "off"
+    assert len((await state_of(memory)).valid_records(PRIVATE.key)) == 1
+    on_request = recognize("turn on memory")
+    assert on_request is not None
+    on = await memory.record(PRIVATE, text="turn on memory", speaker_id=1001)
+    assert (await memory.control(on_request, on, is_admin=False)).outcome == "enabled"
+    assert (await memory.recall(PRIVATE)).mode == "index"
+
+
+async def test_group_toggle_needs_admin_and_forget_needs_own_records(memory: Memory) -> None:
+    await exchange(memory, GROUP, "we ship v2 on Friday", speaker=2001)
+    await exchange(memory, GROUP, "I will write the release notes", speaker=2002)
+    await memory.pipeline.tick()
+    [record] = (await state_of(memory)).valid_records(GROUP.key)
+    assert record.speaker_ids == [2001, 2002]
+
+    off = recognize("turn off memory")
+    assert off is not None
+    src = await memory.record(GROUP, text="turn off memory", speaker_id=2002, thread_id=7)
+    assert (await memory.control(off, src, is_admin=False)).outcome == "not_allowed"
+    forget_request = recognize("forget that we ship v2 on Friday")
+    assert forget_request is not None
+    src = await memory.record(GROUP, text="forget that we ship v2 on Friday", speaker_id=2002)
+    # A mixed-speaker record: a participant may not forget it, an admin may.
+    assert (await memory.control(forget_request, src, is_admin=False)).outcome == "not_allowed"
+    assert (await memory.control(forget_request, src, is_admin=True)).outcome == "forgotten"
+
+
+async def test_edit_invalidates_dependent_memory(memory: Memory) -> None:
+    await exchange(memory, PRIVATE, "my office is in building 5", msg_id=501)
+    await memory.pipeline.tick()
+    assert (await memory.recall(PRIVATE)).mode == "index"
+    changed = await memory.record_edit(PRIVATE.chat_id, 501, "my office is in building 9")
+    assert changed is not None
+    state = await state_of(memory)
+    assert state.valid_records(PRIVATE.key) == []
+    assert (await memory.recall(PRIVATE)).mode == "empty"
+
+
+async def test_secret_is_redacted_before_the_model_sees_it(memory: Memory) -> None:
+    seen: list[str] = []
+    original = memory.model._complete
+
+    async def spy(messages, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(json.dumps(messages, ensure_ascii=False))
+        return await original(messages, **kwargs)
+
+    memory.model._complete = spy  # type: ignore[method-assign]
+    key = "sk-proj-" + "Ab3" * 16
+    await exchange(memory, PRIVATE, f"my key is {key} please keep it safe")
+    await memory.pipeline.tick()
+    assert seen and all(key not in body for body in seen)
+    assert any("[REDACTED]" in body for body in seen)
+    state = await state_of(memory)
+    assert key not in state.model_dump_json()
