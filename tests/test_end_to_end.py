@@ -1,0 +1,196 @@
+"""The real Dispatcher and Bot over HTTP against the Bot API emulator and a fake OpenAI server.
+
+Assertions are on what the bot sent (emulator log), what was stored (rows) and what the model
+received (fake server log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from aiogram import Bot, Dispatcher
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory_aiogram import ALLOWED_UPDATES, setup
+from bot_memory_aiogram.emulator import BotAPIEmulator
+from tests.conftest import make_settings
+from tests.fake_openai import FakeOpenAI
+
+USER = 1001
+GROUP = -100777
+TOPIC = 5
+ADMIN, MEMBER = 2001, 2002
+
+
+@dataclass
+class Env:
+    emu: BotAPIEmulator
+    llm: FakeOpenAI
+    memory: Memory
+    dp: Dispatcher
+    bot: Bot
+
+    async def say(self, count: int, **message: Any) -> dict[str, Any]:
+        """Push a message and wait until the bot has sent `count` messages in total."""
+        self.emu.push_message(**message)
+        calls = await self.emu.wait_for_sent(count)
+        return calls[count - 1].params
+
+    async def rows(self, sql: str, *args: Any) -> list[Any]:
+        return list(await self.memory.store.pool.fetch(sql, *args))
+
+
+async def start_env(db_url: str, **overrides: Any) -> Env:
+    emu = BotAPIEmulator()
+    await emu.start()
+    llm = FakeOpenAI(api_key="test-key")
+    await llm.start()
+    settings: MemorySettings = make_settings(
+        db_url, llm_base_url=llm.base_url, llm_api_key="test-key", llm_model="fake-model",
+        llm_timeout_seconds=2, **overrides,
+    )
+    memory = await Memory.open(settings)
+    bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
+    dp = Dispatcher()
+    setup(dp, memory, reference_agent=True)
+    return Env(emu=emu, llm=llm, memory=memory, dp=dp, bot=bot)
+
+
+@pytest.fixture
+async def env(db_url: str) -> AsyncIterator[Env]:
+    e = await start_env(db_url)
+    polling = asyncio.create_task(
+        e.dp.start_polling(e.bot, handle_signals=False, polling_timeout=1,
+                           allowed_updates=ALLOWED_UPDATES)
+    )
+    try:
+        yield e
+    finally:
+        await e.dp.stop_polling()
+        await asyncio.wait_for(polling, 10)
+        await e.memory.close()
+        await e.bot.session.close()
+        await e.llm.stop()
+        await e.emu.stop()
+
+
+async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError("condition not reached")
+        await asyncio.sleep(0.05)
+
+
+def mentions(text: str) -> dict[str, Any]:
+    return {"chat_type": "supergroup", "chat_id": GROUP, "is_forum": True, "thread_id": TOPIC,
+            "text": text}
+
+
+async def test_whole_loop_over_http(env: Env) -> None:
+    key = "sk-proj-" + "Zq7" * 16
+    env.emu.set_chat_member_status(GROUP, ADMIN, "administrator")
+
+    # 1. A private message is recorded, answered through the model, and stored with its answer.
+    sent = await env.say(1, chat_id=USER, user_id=USER,
+                         text=f"I am planning a trip to Kyoto in April, my key is {key}")
+    assert sent["chat_id"] == USER and sent["text"].startswith("fake answer:")
+    first_chat = env.llm.chat_requests()[0]
+    assert key not in json.dumps(first_chat) and "Kyoto" in json.dumps(first_chat)
+    assert {t["function"]["name"] for t in first_chat["tools"]} == {
+        "query_memories", "manage_memory"}
+
+    # 2. Ordinary group traffic is never stored; a mention in a Topic is, and answered there.
+    env.emu.push_message(chat_type="supergroup", chat_id=GROUP, is_forum=True, thread_id=TOPIC,
+                         user_id=MEMBER, text="lunch anyone?")
+    sent = await env.say(2, user_id=ADMIN, **mentions("@memory_test_bot we ship v2 on Friday"))
+    assert sent["chat_id"] == GROUP and sent["message_thread_id"] == TOPIC
+    texts = [r["text"] for r in await env.rows("SELECT text FROM messages WHERE role = 'user'")]
+    assert "lunch anyone?" not in texts and len(texts) == 2
+
+    # 3. After the idle window the worker extracts and consolidates each scope via the model.
+    async def both_consolidated() -> bool:
+        return len(env.llm.requests_by_purpose("memory_consolidation")) >= 2
+
+    await wait_until(both_consolidated)
+    extraction_bodies = env.llm.requests_by_purpose("memory_extraction")
+    assert len(extraction_bodies) == 2
+    assert all(key not in json.dumps(b) for b in extraction_bodies)
+    assert any("[REDACTED]" in json.dumps(b) for b in extraction_bodies)
+    for body in extraction_bodies:
+        assert body["response_format"]["type"] == "json_schema"
+        assert "tools" not in body  # background calls are tool-free
+    usage = await env.rows("SELECT kind, outcome FROM usage_ledger WHERE kind LIKE 'memory_%'")
+    assert sorted(u["kind"] for u in usage) == ["memory_consolidate"] * 2 + ["memory_extract"] * 2
+
+    # 4. The next private request's prompt holds its own scope's index, nothing of the group's.
+    before = len(env.llm.chat_requests())
+    await env.say(3, chat_id=USER, user_id=USER, text="What hotel should I book?")
+    prompt = json.dumps(env.llm.chat_requests()[before], ensure_ascii=False)
+    assert "memory_context" in prompt and "Kyoto" in prompt
+    assert "v2 on Friday" not in prompt
+    before = len(env.llm.chat_requests())
+    await env.say(4, user_id=MEMBER, **mentions("@memory_test_bot any plans?"))
+    group_prompt = json.dumps(env.llm.chat_requests()[before], ensure_ascii=False)
+    assert "memory_context" in group_prompt and "v2 on Friday" in group_prompt
+    assert "Kyoto" not in group_prompt
+
+    # 5. Direct requests are handled without the model, in the user's language.
+    before = len(env.llm.chat_requests())
+    sent = await env.say(5, chat_id=USER, user_id=USER, text="remember that I like green tea")
+    assert sent["text"] == "Noted. I'll remember that."
+    sent = await env.say(6, user_id=MEMBER, language_code="zh-hans",
+                         **mentions("@memory_test_bot 关闭记忆"))
+    assert sent["text"] == "在这里只有群管理员可以这样做。"
+    sent = await env.say(7, user_id=ADMIN, language_code="zh-CN",
+                         **mentions("@memory_test_bot 关闭记忆"))
+    assert sent["text"].startswith("本聊天的记忆已关闭")
+    assert len(env.llm.chat_requests()) == before
+    notes = await env.rows("SELECT state FROM workspaces WHERE id = 'test'")
+    assert "I like green tea" in notes[0]["state"]
+
+
+async def test_bad_input_is_logged_not_fatal(env: Env) -> None:
+    # A photo without caption: skipped with a log line, nothing stored, the bot goes on.
+    env.emu.push_message(chat_id=USER, user_id=USER, photo=True)
+    # A 100 KB message is stored whole and answered; the model receives a clipped copy.
+    big = "word " * 20_000
+    sent = await env.say(1, chat_id=USER, user_id=USER, text=big)
+    assert sent["text"].startswith("fake answer:")
+    rows = await env.rows("SELECT length(text) AS n FROM messages WHERE role = 'user'")
+    assert [r["n"] for r in rows] == [len(big)]
+    assert len(json.dumps(env.llm.chat_requests()[-1])) < 20_000
+
+    # Invalid model JSON in the extraction: the job backs off; nothing stored is lost.
+    env.llm.script({"role": "assistant", "content": "fine"}, b"{not json")
+    sent = await env.say(2, chat_id=USER, user_id=USER, text="hello again")
+    assert sent["text"] == "fine"
+
+    async def job_failed() -> bool:
+        rows = await env.rows("SELECT phase, last_error FROM memory_jobs")
+        return bool(rows) and rows[0]["last_error"] is not None
+
+    await wait_until(job_failed)
+    [job] = await env.rows("SELECT phase, last_error, next_attempt_at > now() AS later"
+                           " FROM memory_jobs")
+    assert job["phase"] == "extract" and job["later"] and "unreadable" in job["last_error"]
+
+    # A model server error on an answer: a clear reply, the request marked failed.
+    env.llm.script(500)
+    sent = await env.say(3, chat_id=USER, user_id=USER, text="third")
+    assert "unavailable" in sent["text"]
+
+    async def third_closed() -> bool:
+        rows = await env.rows("SELECT status FROM requests ORDER BY id")
+        return [r["status"] for r in rows] == ["succeeded", "succeeded", "failed"]
+
+    await wait_until(third_closed)
+    assert len(await env.rows("SELECT id FROM messages")) == 5
