@@ -50,15 +50,19 @@ class ReferenceAgent:
         for round_no in range(1, self._settings.agent_max_tool_rounds + 1):
             completion = await self._call(source, messages, round_no)
             if not completion.tool_calls:
-                return AgentAnswer(text=(completion.content or "").strip() or "…",
-                                   recall=frozen, rounds=round_no)
+                return AgentAnswer(
+                    text=(completion.content or "").strip() or "…", recall=frozen, rounds=round_no
+                )
             messages.append(
                 {
                     "role": "assistant",
                     "content": completion.content or "",
                     "tool_calls": [
-                        {"id": c.id, "type": "function",
-                         "function": {"name": c.name, "arguments": c.arguments}}
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments},
+                        }
                         for c in completion.tool_calls
                     ],
                 }
@@ -66,18 +70,24 @@ class ReferenceAgent:
             for call in completion.tool_calls:
                 result = await self._tools.execute(call.name, call.arguments, ctx, call_id=call.id)
                 messages.append(
-                    {"role": "tool", "tool_call_id": call.id,
-                     "content": json.dumps(result, ensure_ascii=False)}
+                    {
+                        "role": "tool",
+                        "tool_call_id": call.id,
+                        "content": json.dumps(result, ensure_ascii=False),
+                    }
                 )
         raise ModelError("the model kept calling tools past the round limit")
 
     async def _prompt(self, source: SourceMessage, frozen: RecallContext) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+        system = f"{SYSTEM_PROMPT}\nThe current message's source ID: {source.source_id}"
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         if frozen.text:
             messages.append({"role": "system", "content": frozen.text})
         limit = self._settings.agent_message_max_bytes
         history = await self._store.history(
-            source.scope.key, source.scope.workspace, before_message_id=source.message_id,
+            source.scope.key,
+            source.scope.workspace,
+            before_message_id=source.message_id,
             limit=self._settings.agent_history_messages,
         )
         shared = not source.scope.is_private
@@ -89,9 +99,7 @@ class ReferenceAgent:
         current = _clip(source.text, limit)
         if shared:
             current = f"[speaker {source.speaker_id}] {current}"
-        messages.append(
-            {"role": "user", "content": f"{current}\n\n(source ID: {source.source_id})"}
-        )
+        messages.append({"role": "user", "content": current})
         return messages
 
     async def _call(
@@ -101,18 +109,38 @@ class ReferenceAgent:
         try:
             completion = await self._model.complete(messages, tools=TOOLS)
         except ModelError as exc:
-            await self._store.record_usage(self._usage(source, exc.usage.prompt_tokens,
-                                                       exc.usage.completion_tokens,
-                                                       exc.outcome, str(exc), key))
+            await self._store.record_usage(
+                self._usage(
+                    source,
+                    exc.usage.prompt_tokens,
+                    exc.usage.completion_tokens,
+                    exc.outcome,
+                    str(exc),
+                    key,
+                )
+            )
             raise
         await self._store.record_usage(
-            self._usage(source, completion.usage.prompt_tokens,
-                        completion.usage.completion_tokens, "ok", None, key)
+            self._usage(
+                source,
+                completion.usage.prompt_tokens,
+                completion.usage.completion_tokens,
+                "ok",
+                None,
+                key,
+            )
         )
         return completion
 
-    def _usage(self, source: SourceMessage, prompt: int, completion: int, outcome: Any,
-               detail: str | None, key: str) -> UsageEntry:
+    def _usage(
+        self,
+        source: SourceMessage,
+        prompt: int,
+        completion: int,
+        outcome: Any,
+        detail: str | None,
+        key: str,
+    ) -> UsageEntry:
         from bot_memory.models.base import Usage
 
         return UsageEntry(
@@ -123,7 +151,9 @@ class ReferenceAgent:
             model=self._model.model,
             prompt_tokens=prompt,
             completion_tokens=completion,
-            cost_usd=self._model.cost_usd(Usage(prompt_tokens=prompt, completion_tokens=completion)),
+            cost_usd=self._model.cost_usd(
+                Usage(prompt_tokens=prompt, completion_tokens=completion)
+            ),
             outcome=outcome,
             detail=detail,
             idempotency_key=key,

@@ -112,7 +112,9 @@ async def apply(
                 return ControlResult(request.action, "not_allowed")
             want = request.action == "enable"
             if memory.enabled == want:
-                return ControlResult(request.action, "already_enabled" if want else "already_disabled")
+                return ControlResult(
+                    request.action, "already_enabled" if want else "already_disabled"
+                )
             memory.enabled = want
             tx.touch(scope.key)
             return ControlResult(request.action, "enabled" if want else "disabled")

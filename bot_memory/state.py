@@ -110,9 +110,7 @@ def add_record(state: WorkspaceState, record: MemoryRecord) -> None:
     state.scope(record.scope_key).index.pending = True
 
 
-def invalidate_sources(
-    state: WorkspaceState, source_ids: set[str], reason: str
-) -> set[str]:
+def invalidate_sources(state: WorkspaceState, source_ids: set[str], reason: str) -> set[str]:
     """Make every record depending on these sources unavailable; return the scopes touched."""
     touched: set[str] = set()
     for record in state.records.values():

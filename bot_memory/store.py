@@ -252,8 +252,9 @@ class Store:
             source_ids,
         )
 
-    async def history(self, scope_key: str, workspace: str, *, before_message_id: int,
-                      limit: int) -> list[HistoryMessage]:
+    async def history(
+        self, scope_key: str, workspace: str, *, before_message_id: int, limit: int
+    ) -> list[HistoryMessage]:
         """The scope's latest retained messages before this one, oldest first."""
         rows = await self.pool.fetch(
             "SELECT id, role, speaker_id, thread_id, text, created_at FROM messages"
@@ -292,6 +293,7 @@ class Store:
         self, entry: UsageEntry, *, conn: asyncpg.Connection | None = None
     ) -> bool:
         """Append to the ledger and charge the request and workspace; False if a replay."""
+
         async def write(c: asyncpg.Connection) -> bool:
             async with c.transaction():
                 inserted = await c.fetchval(

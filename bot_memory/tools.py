@@ -71,8 +71,12 @@ MANAGE_MEMORY: dict[str, Any] = {
 }
 
 TOOLS = [QUERY_MEMORIES, MANAGE_MEMORY]
-_ACTIONS = {"remember": "remember", "forget": "forget", "enable-memory": "enable",
-            "disable-memory": "disable"}
+_ACTIONS = {
+    "remember": "remember",
+    "forget": "forget",
+    "enable-memory": "enable",
+    "disable-memory": "disable",
+}
 
 
 class QueryArgs(BaseModel):
@@ -159,7 +163,7 @@ class ToolExecutor:
             }
             for r in found
         ]
-        cited = [sid for item in results for sid in item["source_ids"]]
+        cited = [sid for r in found for sid in r.source_ids[:cap]]
         if cited:
             await self._store.add_citations(ctx.source.request_id, cited)
         return {"results": results}
@@ -169,8 +173,7 @@ class ToolExecutor:
         if action is None:
             return {"error": f"unknown action {args.action!r}"}
         if args.source_id != ctx.source.source_id:
-            return {"error": "sourceId must be the current human message "
-                             f"({ctx.source.source_id})"}
+            return {"error": f"sourceId must be the current human message ({ctx.source.source_id})"}
         request = recognize(ctx.source.text, quoted=ctx.quoted, forwarded=ctx.forwarded)
         if request is None or request.action != action:
             return {"error": f"the current message is not a direct {args.action} request"}

@@ -54,8 +54,12 @@ async def start_env(db_url: str, **overrides: Any) -> Env:
     llm = FakeOpenAI(api_key="test-key")
     await llm.start()
     settings: MemorySettings = make_settings(
-        db_url, llm_base_url=llm.base_url, llm_api_key="test-key", llm_model="fake-model",
-        llm_timeout_seconds=2, **overrides,
+        db_url,
+        llm_base_url=llm.base_url,
+        llm_api_key="test-key",
+        llm_model="fake-model",
+        llm_timeout_seconds=2,
+        **overrides,
     )
     memory = await Memory.open(settings)
     bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
@@ -68,8 +72,9 @@ async def start_env(db_url: str, **overrides: Any) -> Env:
 async def env(db_url: str) -> AsyncIterator[Env]:
     e = await start_env(db_url)
     polling = asyncio.create_task(
-        e.dp.start_polling(e.bot, handle_signals=False, polling_timeout=1,
-                           allowed_updates=ALLOWED_UPDATES)
+        e.dp.start_polling(
+            e.bot, handle_signals=False, polling_timeout=1, allowed_updates=ALLOWED_UPDATES
+        )
     )
     try:
         yield e
@@ -82,7 +87,7 @@ async def env(db_url: str) -> AsyncIterator[Env]:
         await e.emu.stop()
 
 
-async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
+async def wait_until(predicate: Any, timeout: float = 10.0) -> None:  # noqa: ASYNC109
     deadline = asyncio.get_running_loop().time() + timeout
     while not await predicate():
         if asyncio.get_running_loop().time() > deadline:
@@ -91,8 +96,13 @@ async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
 
 
 def mentions(text: str) -> dict[str, Any]:
-    return {"chat_type": "supergroup", "chat_id": GROUP, "is_forum": True, "thread_id": TOPIC,
-            "text": text}
+    return {
+        "chat_type": "supergroup",
+        "chat_id": GROUP,
+        "is_forum": True,
+        "thread_id": TOPIC,
+        "text": text,
+    }
 
 
 async def test_whole_loop_over_http(env: Env) -> None:
@@ -100,17 +110,29 @@ async def test_whole_loop_over_http(env: Env) -> None:
     env.emu.set_chat_member_status(GROUP, ADMIN, "administrator")
 
     # 1. A private message is recorded, answered through the model, and stored with its answer.
-    sent = await env.say(1, chat_id=USER, user_id=USER,
-                         text=f"I am planning a trip to Kyoto in April, my key is {key}")
+    sent = await env.say(
+        1,
+        chat_id=USER,
+        user_id=USER,
+        text=f"I am planning a trip to Kyoto in April, my key is {key}",
+    )
     assert sent["chat_id"] == USER and sent["text"].startswith("fake answer:")
     first_chat = env.llm.chat_requests()[0]
     assert key not in json.dumps(first_chat) and "Kyoto" in json.dumps(first_chat)
     assert {t["function"]["name"] for t in first_chat["tools"]} == {
-        "query_memories", "manage_memory"}
+        "query_memories",
+        "manage_memory",
+    }
 
     # 2. Ordinary group traffic is never stored; a mention in a Topic is, and answered there.
-    env.emu.push_message(chat_type="supergroup", chat_id=GROUP, is_forum=True, thread_id=TOPIC,
-                         user_id=MEMBER, text="lunch anyone?")
+    env.emu.push_message(
+        chat_type="supergroup",
+        chat_id=GROUP,
+        is_forum=True,
+        thread_id=TOPIC,
+        user_id=MEMBER,
+        text="lunch anyone?",
+    )
     sent = await env.say(2, user_id=ADMIN, **mentions("@memory_test_bot we ship v2 on Friday"))
     assert sent["chat_id"] == GROUP and sent["message_thread_id"] == TOPIC
     texts = [r["text"] for r in await env.rows("SELECT text FROM messages WHERE role = 'user'")]
@@ -147,11 +169,13 @@ async def test_whole_loop_over_http(env: Env) -> None:
     before = len(env.llm.chat_requests())
     sent = await env.say(5, chat_id=USER, user_id=USER, text="remember that I like green tea")
     assert sent["text"] == "Noted. I'll remember that."
-    sent = await env.say(6, user_id=MEMBER, language_code="zh-hans",
-                         **mentions("@memory_test_bot 关闭记忆"))
+    sent = await env.say(
+        6, user_id=MEMBER, language_code="zh-hans", **mentions("@memory_test_bot 关闭记忆")
+    )
     assert sent["text"] == "在这里只有群管理员可以这样做。"
-    sent = await env.say(7, user_id=ADMIN, language_code="zh-CN",
-                         **mentions("@memory_test_bot 关闭记忆"))
+    sent = await env.say(
+        7, user_id=ADMIN, language_code="zh-CN", **mentions("@memory_test_bot 关闭记忆")
+    )
     assert sent["text"].startswith("本聊天的记忆已关闭")
     assert len(env.llm.chat_requests()) == before
     notes = await env.rows("SELECT state FROM workspaces WHERE id = 'test'")
@@ -179,8 +203,9 @@ async def test_bad_input_is_logged_not_fatal(env: Env) -> None:
         return bool(rows) and rows[0]["last_error"] is not None
 
     await wait_until(job_failed)
-    [job] = await env.rows("SELECT phase, last_error, next_attempt_at > now() AS later"
-                           " FROM memory_jobs")
+    [job] = await env.rows(
+        "SELECT phase, last_error, next_attempt_at > now() AS later FROM memory_jobs"
+    )
     assert job["phase"] == "extract" and job["later"] and "unreadable" in job["last_error"]
 
     # A model server error on an answer: a clear reply, the request marked failed.

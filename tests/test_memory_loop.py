@@ -26,10 +26,22 @@ async def memory(settings: MemorySettings) -> AsyncIterator[Memory]:
     await mem.close()
 
 
-async def exchange(memory: Memory, scope: Scope, text: str, *, speaker: int | None = None,
-                   answer: str = "ok", msg_id: int | None = None) -> SourceMessage:
-    source = await memory.record(scope, text=text, speaker_id=speaker or scope.user_id or 1,
-                                 thread_id=scope.topic_id, telegram_message_id=msg_id)
+async def exchange(
+    memory: Memory,
+    scope: Scope,
+    text: str,
+    *,
+    speaker: int | None = None,
+    answer: str = "ok",
+    msg_id: int | None = None,
+) -> SourceMessage:
+    source = await memory.record(
+        scope,
+        text=text,
+        speaker_id=speaker or scope.user_id or 1,
+        thread_id=scope.topic_id,
+        telegram_message_id=msg_id,
+    )
     await memory.begin(source)
     await memory.finish(source, status="succeeded", answer_text=answer, bot_id=42)
     return source

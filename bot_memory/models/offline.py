@@ -19,6 +19,7 @@ _QUESTION = re.compile(
     r"\?|？|\b(what|which|who|when|where|do you (know|remember)|did i)\b|什么|吗|哪|记得", re.I
 )
 _TITLE_CHARS = 60
+_ADDRESS = re.compile(r"^(\[speaker \d+\]\s*)?(@\w+[\s,:]*)*")  # "[speaker 7] @bot " prefixes
 _LINE_CHARS = 300
 
 
@@ -26,8 +27,9 @@ class OfflineModel(ChatModel):
     provider = "offline"
     model = "bot-memory-offline-1"
 
-    def __init__(self, *, summary_max_bytes: int = 4000, index_max_bytes: int = 4500,
-                 index_max_ids: int = 12) -> None:
+    def __init__(
+        self, *, summary_max_bytes: int = 4000, index_max_bytes: int = 4500, index_max_ids: int = 12
+    ) -> None:
         super().__init__()
         self._summary_max = summary_max_bytes
         self._index_max = index_max_bytes
@@ -66,14 +68,14 @@ class OfflineModel(ChatModel):
         ]
         if not user_sources:
             return {"title": "", "summary": "", "source_ids": []}
-        title = _shorten(user_sources[0]["text"], _TITLE_CHARS)
+        title = _shorten(_ADDRESS.sub("", user_sources[0]["text"]), _TITLE_CHARS)
         lines: list[str] = []
         cited: list[str] = []
         size = 0
         for source in user_sources:
             line = (
                 f"- [{source['id']}] speaker {source.get('speaker_id')}: "
-                f"{_shorten(source['text'], _LINE_CHARS)}"
+                f"{_shorten(_ADDRESS.sub('', source['text']), _LINE_CHARS)}"
             )
             if size + utf8_len(line) + 1 > self._summary_max:
                 break
@@ -87,7 +89,8 @@ class OfflineModel(ChatModel):
         ids: list[str] = []
         size = 0
         for cand in doc.get("candidates", [])[: self._index_ids]:
-            line = f"- {cand['id']}: {cand.get('title', '')} — {_shorten(cand.get('summary', ''), 120)}"
+            gist = _shorten(str(cand.get("summary", "")), 120)
+            line = f"- {cand['id']}: {cand.get('title', '')} — {gist}"
             if size + utf8_len(line) + 1 > self._index_max:
                 break
             lines.append(line)
@@ -110,7 +113,7 @@ class OfflineModel(ChatModel):
         if "query_memories" in offered and _QUESTION.search(last_user):
             call = ToolCall(id="call_offline_1", name="query_memories", arguments='{"limit": 3}')
             return "", [call]
-        quoted = _shorten(last_user, 80)
+        quoted = _shorten(_ADDRESS.sub("", last_user), 80)
         return (f"收到：「{quoted}」" if zh else f"Got it: “{quoted}”"), []
 
 

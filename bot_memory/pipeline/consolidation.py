@@ -49,8 +49,7 @@ async def plan_consolidation(
     if waiting is not None:
         return None
     fingerprints = ",".join(f"{r.id}:{r.fingerprint}" for r in state.valid_records(scope_key))
-    snapshot = Snapshot(scope_kind="shared" if scope_kind == "shared" else "private",
-                        reason=reason)
+    snapshot = Snapshot(scope_kind="shared" if scope_kind == "shared" else "private", reason=reason)
     return await jobs.create_job(
         conn,
         workspace=workspace,
@@ -111,7 +110,10 @@ async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> No
 
 
 async def _commit(
-    ctx: PipelineContext, job: Job, pinned: dict[str, str], out: ConsolidationOutput,
+    ctx: PipelineContext,
+    job: Job,
+    pinned: dict[str, str],
+    out: ConsolidationOutput,
     now: datetime,
 ) -> None:
     async with ctx.pool.acquire() as conn, conn.transaction():
@@ -121,8 +123,11 @@ async def _commit(
         tx = await lock_workspace(conn, job.workspace)
         scope = tx.state.scope(job.scope_key)
         current = {r.id: r for r in tx.state.valid_records(job.scope_key)}
-        changed = [mid for mid, fp in pinned.items() if mid not in current
-                   or current[mid].fingerprint != fp]
+        changed = [
+            mid
+            for mid, fp in pinned.items()
+            if mid not in current or current[mid].fingerprint != fp
+        ]
         if changed or not scope.enabled:
             reason = "memory turned off" if not scope.enabled else "candidates changed"
             await jobs.stop(conn, job, f"{reason} during consolidation")

@@ -48,13 +48,27 @@ class PipelineContext:
             parsed, completion = await self.model.complete_structured(messages, output_model, name)
         except ModelError as exc:
             await self.store.record_usage(
-                self._usage(job, kind, exc.usage.prompt_tokens, exc.usage.completion_tokens,
-                            outcome=exc.outcome, detail=str(exc), key=key)
+                self._usage(
+                    job,
+                    kind,
+                    exc.usage.prompt_tokens,
+                    exc.usage.completion_tokens,
+                    outcome=exc.outcome,
+                    detail=str(exc),
+                    key=key,
+                )
             )
             raise
         await self.store.record_usage(
-            self._usage(job, kind, completion.usage.prompt_tokens,
-                        completion.usage.completion_tokens, outcome="ok", detail=None, key=key)
+            self._usage(
+                job,
+                kind,
+                completion.usage.prompt_tokens,
+                completion.usage.completion_tokens,
+                outcome="ok",
+                detail=None,
+                key=key,
+            )
         )
         return parsed
 
@@ -75,8 +89,15 @@ class PipelineContext:
             )
 
     def _usage(
-        self, job: Job, kind: str, prompt: int, completion: int, *, outcome: Any,
-        detail: str | None, key: str,
+        self,
+        job: Job,
+        kind: str,
+        prompt: int,
+        completion: int,
+        *,
+        outcome: Any,
+        detail: str | None,
+        key: str,
     ) -> UsageEntry:
         cost = self.model.cost_usd(Usage(prompt_tokens=prompt, completion_tokens=completion))
         return UsageEntry(

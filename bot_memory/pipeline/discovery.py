@@ -65,8 +65,13 @@ async def discover(ctx: PipelineContext, workspace: str, now: datetime) -> list[
             idle_window=idle,
         ):
             continue
-        job_id = await _plan(ctx, workspace, activity, scope.extracted_through if scope else 0,
-                             set(scope.tombstones) if scope else set())
+        job_id = await _plan(
+            ctx,
+            workspace,
+            activity,
+            scope.extracted_through if scope else 0,
+            set(scope.tombstones) if scope else set(),
+        )
         if job_id is not None:
             created.append(job_id)
     return created
@@ -104,14 +109,26 @@ async def _plan(
     )
     pairs = [
         Pair(
-            user=SnapshotSource(id=source_id(r["u_id"]), message_id=r["u_id"],
-                                request_id=r["request_id"], hash=r["u_hash"], role="user",
-                                speaker_id=r["u_speaker"], thread_id=r["u_thread"],
-                                created_at=r["u_at"]),
-            assistant=SnapshotSource(id=source_id(r["a_id"]), message_id=r["a_id"],
-                                     request_id=r["request_id"], hash=r["a_hash"],
-                                     role="assistant", speaker_id=r["a_speaker"],
-                                     thread_id=r["a_thread"], created_at=r["a_at"]),
+            user=SnapshotSource(
+                id=source_id(r["u_id"]),
+                message_id=r["u_id"],
+                request_id=r["request_id"],
+                hash=r["u_hash"],
+                role="user",
+                speaker_id=r["u_speaker"],
+                thread_id=r["u_thread"],
+                created_at=r["u_at"],
+            ),
+            assistant=SnapshotSource(
+                id=source_id(r["a_id"]),
+                message_id=r["a_id"],
+                request_id=r["request_id"],
+                hash=r["a_hash"],
+                role="assistant",
+                speaker_id=r["a_speaker"],
+                thread_id=r["a_thread"],
+                created_at=r["a_at"],
+            ),
             user_text=r["u_text"],
             assistant_text=r["a_text"],
         )
@@ -123,8 +140,12 @@ async def _plan(
     batch = build_batch(pairs, max_bytes=ctx.settings.batch_max_bytes)
     if not batch:
         # Nothing fits (or nothing retained): move past these requests instead of retrying.
-        log.info("pipeline.batch_skipped", scope=activity.scope_key, pairs=len(pairs),
-                 reason="no user/assistant pair fits the batch ceiling" if pairs else "no sources")
+        log.info(
+            "pipeline.batch_skipped",
+            scope=activity.scope_key,
+            pairs=len(pairs),
+            reason="no user/assistant pair fits the batch ceiling" if pairs else "no sources",
+        )
         async with pool.acquire() as conn, conn.transaction():
             tx = await lock_workspace(conn, workspace)
             tx.state.scope(activity.scope_key).extracted_through = through
@@ -132,8 +153,12 @@ async def _plan(
             await write_workspace(tx, directory_max=ctx.settings.pending_directory_max)
         return None
     if len(batch) < len(pairs):
-        log.info("pipeline.batch_trimmed", scope=activity.scope_key, kept=len(batch),
-                 left_out=len(pairs) - len(batch))
+        log.info(
+            "pipeline.batch_trimmed",
+            scope=activity.scope_key,
+            kept=len(batch),
+            left_out=len(pairs) - len(batch),
+        )
     origin = batch[-1].user.request_id
     provider, model = pinned[origin]
     snapshot = Snapshot(
@@ -159,6 +184,10 @@ async def _plan(
             model=model or ctx.model.model,
         )
     if job_id is not None:
-        log.info("pipeline.job_planned", job=job_id, scope=activity.scope_key,
-                 sources=len(snapshot.sources))
+        log.info(
+            "pipeline.job_planned",
+            job=job_id,
+            scope=activity.scope_key,
+            sources=len(snapshot.sources),
+        )
     return job_id

@@ -55,8 +55,9 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
             }
             for s in snap.sources
         ]
-        messages = extraction_messages(scope_kind=snap.scope_kind, sources=sources,
-                                       existing=existing)
+        messages = extraction_messages(
+            scope_kind=snap.scope_kind, sources=sources, existing=existing
+        )
         out = await ctx.charged_call(job, "memory_extract", messages, ExtractionOutput)
         out = validate_extraction(
             out,
@@ -119,8 +120,13 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
                 speaker_ids=sorted({s.speaker_id for s in users}),
                 thread_ids=sorted({s.thread_id for s in snap.sources}),
                 sources=[
-                    SourceRef(id=s.id, hash=s.hash, speaker_id=s.speaker_id,
-                              thread_id=s.thread_id, role=s.role)
+                    SourceRef(
+                        id=s.id,
+                        hash=s.hash,
+                        speaker_id=s.speaker_id,
+                        thread_id=s.thread_id,
+                        role=s.role,
+                    )
                     for s in snap.sources
                 ],
                 cited=out.source_ids,
@@ -132,5 +138,10 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
         tx.touch(job.scope_key)
         await jobs.advance(conn, job, "consolidate" if record else "done")
         await write_workspace(tx, directory_max=ctx.settings.pending_directory_max)
-    log.info("pipeline.extracted", job=job.id, scope=job.scope_key,
-             memory=record.id if record else None, empty=record is None)
+    log.info(
+        "pipeline.extracted",
+        job=job.id,
+        scope=job.scope_key,
+        memory=record.id if record else None,
+        empty=record is None,
+    )

@@ -146,9 +146,7 @@ async def supersede_unleased(
     return int(result.split()[-1])
 
 
-async def claim_next(
-    pool: asyncpg.Pool, *, lease_seconds: float, max_claims: int
-) -> Job | None:
+async def claim_next(pool: asyncpg.Pool, *, lease_seconds: float, max_claims: int) -> Job | None:
     """Claim one due job under its workspace's row lock, with a fresh token and lease."""
     async with pool.acquire() as conn, conn.transaction():
         while True:
@@ -161,7 +159,9 @@ async def claim_next(
             )
             if row is None:
                 return None
-            await conn.execute("SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", row["workspace_id"])
+            await conn.execute(
+                "SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", row["workspace_id"]
+            )
             if row["claims"] >= max_claims:
                 await conn.execute(
                     "UPDATE memory_jobs SET phase = 'failed', updated_at = now(),"

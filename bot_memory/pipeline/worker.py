@@ -76,11 +76,14 @@ class Pipeline:
             if exc.outcome == "unknown":
                 # The provider may have acted and charged: never replay automatically.
                 await jobs.stop(self.ctx.pool, job, f"unknown provider outcome: {exc}")
-                log.warning("pipeline.job_stopped", job=job.id, reason="unknown outcome",
-                            error=str(exc))
+                log.warning(
+                    "pipeline.job_stopped", job=job.id, reason="unknown outcome", error=str(exc)
+                )
             else:
                 phase = await jobs.back_off(
-                    self.ctx.pool, job, str(exc),
+                    self.ctx.pool,
+                    job,
+                    str(exc),
                     backoff_seconds=settings.failure_backoff_seconds,
                     max_claims=settings.max_claims_per_input,
                 )
@@ -88,7 +91,9 @@ class Pipeline:
                 log.warning("pipeline.job_failed", job=job.id, error=str(exc), phase=phase)
         except ValueError as exc:  # output that parsed but broke a limit or cited the unknown
             phase = await jobs.back_off(
-                self.ctx.pool, job, f"invalid model output: {exc}",
+                self.ctx.pool,
+                job,
+                f"invalid model output: {exc}",
                 backoff_seconds=settings.failure_backoff_seconds,
                 max_claims=settings.max_claims_per_input,
             )

@@ -49,7 +49,9 @@ class MemoryMiddleware(BaseMiddleware):
                         data[SOURCE_KEY] = source
                 elif event.edited_message is not None and event.edited_message.text:
                     edited = event.edited_message
-                    await self._memory.record_edit(edited.chat.id, edited.message_id, edited.text or "")
+                    await self._memory.record_edit(
+                        edited.chat.id, edited.message_id, edited.text or ""
+                    )
             except Exception:  # memory must never take the host's bot down
                 log.exception("memory.record_failed", update_id=event.update_id)
         return await handler(event, data)
@@ -62,8 +64,12 @@ class MemoryMiddleware(BaseMiddleware):
             return None  # ordinary group traffic is never stored
         text = message.text or message.caption
         if not text:
-            log.info("memory.skip_non_text", chat_id=message.chat.id,
-                     message_id=message.message_id, content_type=message.content_type)
+            log.info(
+                "memory.skip_non_text",
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                content_type=message.content_type,
+            )
             return None
         return await self._memory.record(
             scope,

@@ -42,5 +42,10 @@ async def on_directed_message(
         return
     text = clip(answer.text)
     sent = await message.answer(text)
-    await memory.finish(memory_source, status="succeeded", answer_text=text,
-                        answer_telegram_id=sent.message_id, bot_id=bot.id)
+    await memory.finish(
+        memory_source,
+        status="succeeded",
+        answer_text=text,
+        answer_telegram_id=sent.message_id,
+        bot_id=bot.id,
+    )

@@ -71,8 +71,18 @@ async def on_memory_request(
         await memory.finish(memory_source, status="failed", error=repr(exc)[:500])
         return
     text = t(language, REPLIES[result.outcome], count=len(result.memory_ids))
-    log.info("memory.request", action=result.action, outcome=result.outcome,
-             scope=memory_source.scope.key, memory_ids=result.memory_ids)
+    log.info(
+        "memory.request",
+        action=result.action,
+        outcome=result.outcome,
+        scope=memory_source.scope.key,
+        memory_ids=result.memory_ids,
+    )
     sent = await message.answer(text)
-    await memory.finish(memory_source, status="succeeded", answer_text=text,
-                        answer_telegram_id=sent.message_id, bot_id=bot.id)
+    await memory.finish(
+        memory_source,
+        status="succeeded",
+        answer_text=text,
+        answer_telegram_id=sent.message_id,
+        bot_id=bot.id,
+    )

@@ -1,0 +1,210 @@
+"""Ingress and recall, as ratios against raw baselines measured in the same process.
+
+(a) ingress: aiogram dispatch of a private text update through bot-memory's outer middleware
+    and routers (scope, directed check, recognizer, one INSERT ... INSERT statement) against
+    bare dispatch to a handler doing one raw asyncpg INSERT.
+(b) recall: Memory.recall(scope) in a workspace holding 256 memory records (~3 KB each),
+    against a raw single-row SELECT; the whole-record JSONB read is shown for scale.
+
+    .venv/bin/python bench/bench_memory.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from aiogram import Bot, Dispatcher
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.types import Message, Update
+
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory.state import MemoryRecord, SourceRef, set_index
+from bot_memory_aiogram import setup
+from bot_memory_aiogram.emulator import BotAPIEmulator
+
+UPDATES = 2000
+RECALLS = 2000
+RECORDS = 256
+
+
+def update(i: int) -> Update:
+    return Update.model_validate(
+        {
+            "update_id": i,
+            "message": {
+                "message_id": i,
+                "date": 1_700_000_000,
+                "chat": {"id": 5000 + i % 50, "type": "private", "first_name": "U"},
+                "from": {
+                    "id": 5000 + i % 50,
+                    "is_bot": False,
+                    "first_name": "U",
+                    "language_code": "en",
+                },
+                "text": f"hello there, this is message number {i} about the project plan",
+            },
+        }
+    )
+
+
+WORDS = (
+    "plan trip kyoto april hotel quiet release friday notes budget review deploy staging "
+    "customer invoice meeting agenda draft design migrate schema retry backoff lease token "
+    "vegetarian ryokan passport expires team decision owner admin topic general"
+).split()
+
+
+def prose(rng: random.Random, size: int) -> str:
+    """Record-like text that PostgreSQL cannot compress away (numbers and IDs mixed in)."""
+    parts: list[str] = []
+    while sum(len(p) + 1 for p in parts) < size:
+        parts.append(rng.choice(WORDS) if rng.random() < 0.6 else f"{rng.getrandbits(40):x}")
+    return " ".join(parts)[:size]
+
+
+async def timed(n: int, step: Callable[[int], Awaitable[Any]]) -> float:
+    """Median of 5 rounds of n calls, in microseconds per call."""
+    rounds = []
+    for r in range(5):
+        start = time.perf_counter()
+        for i in range(n):
+            await step(r * n + i)
+        rounds.append((time.perf_counter() - start) / n * 1e6)
+    return statistics.median(rounds)
+
+
+async def bench_ingress(memory: Memory, bot: Bot) -> dict[str, float]:
+    pool = memory.store.pool
+    await pool.execute(
+        "CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY,"
+        " chat_id bigint, user_id bigint, text text)"
+    )
+    bare = Dispatcher()
+
+    @bare.message()
+    async def raw_insert(message: Message) -> None:
+        assert message.from_user is not None
+        await pool.execute(
+            "INSERT INTO bench_raw (chat_id, user_id, text) VALUES ($1, $2, $3)",
+            message.chat.id,
+            message.from_user.id,
+            message.text,
+        )
+
+    ours = Dispatcher()
+    setup(ours, memory)  # outer middleware + the direct-request router, no reference agent
+
+    base = 10_000_000
+    baseline = await timed(UPDATES, lambda i: bare.feed_update(bot, update(base + i)))
+    ours_us = await timed(UPDATES, lambda i: ours.feed_update(bot, update(2 * base + i)))
+    recorded = await pool.fetchval("SELECT count(*) FROM messages")
+    assert recorded >= UPDATES * 5, "the middleware did not record"
+    return {
+        "ingress_baseline_us": baseline,
+        "ingress_ours_us": ours_us,
+        "ingress_ratio": ours_us / baseline,
+    }
+
+
+async def bench_recall(memory: Memory) -> dict[str, float]:
+    scope = Scope(
+        workspace=memory.settings.workspace, bot_id=1, kind="private", chat_id=9, user_id=9
+    )
+    now = datetime.now(UTC)
+    rng = random.Random(7)
+    async with memory.store.locked_workspace(scope.workspace) as tx:
+        for i in range(RECORDS):
+            record = MemoryRecord(
+                id=f"mem_{i:012d}",
+                scope_key=scope.key,
+                origin="extracted",
+                title=f"record {i}",
+                summary=prose(rng, 3000),
+                speaker_ids=[9],
+                thread_ids=[0],
+                sources=[
+                    SourceRef(id=f"m{i * 2 + k}", hash="0" * 32, speaker_id=9) for k in range(2)
+                ],
+                created_at=now,
+                last_used_at=now,
+            )
+            tx.state.records[record.id] = record
+        ids = [f"mem_{i:012d}" for i in range(12)]
+        set_index(tx.state, scope.key, "\n".join(f"- {m}: " + "x" * 360 for m in ids), ids, now)
+        tx.touch(scope.key)
+    pool = memory.store.pool
+    size = await pool.fetchval(
+        "SELECT pg_column_size(state) FROM workspaces WHERE id = $1", scope.workspace
+    )
+    raw = await timed(
+        RECALLS,
+        lambda _: pool.fetchval("SELECT version FROM workspaces WHERE id = $1", scope.workspace),
+    )
+    whole = await timed(
+        RECALLS // 10,
+        lambda _: pool.fetchval("SELECT state FROM workspaces WHERE id = $1", scope.workspace),
+    )
+    ours = await timed(RECALLS, lambda _: memory.recall(scope))
+    assert (await memory.recall(scope)).mode == "index"
+    return {
+        "record_jsonb_kb": size / 1024,
+        "recall_baseline_us": raw,
+        "recall_ours_us": ours,
+        "recall_ratio": ours / raw,
+        "whole_record_us": whole,
+        "whole_record_ratio": whole / raw,
+    }
+
+
+async def run_async() -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="bm-bench-") as tmp:
+        settings = MemorySettings(data_dir=Path(tmp), workspace="bench", llm_base_url=None)
+        memory = await Memory.open(settings)
+        emu = BotAPIEmulator()
+        await emu.start()
+        bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
+        try:
+            await bot.me()  # cached: dispatch below makes no HTTP calls
+            results = await bench_ingress(memory, bot)
+            results.update(await bench_recall(memory))
+        finally:
+            await bot.session.close()
+            await emu.stop()
+            await memory.close()
+    return results
+
+
+def run() -> dict[str, float]:
+    return asyncio.run(run_async())
+
+
+def report(results: dict[str, float]) -> None:
+    print(
+        f"ingress per update: ours {results['ingress_ours_us']:.0f} us vs bare dispatch + raw "
+        f"INSERT {results['ingress_baseline_us']:.0f} us -> ratio {results['ingress_ratio']:.2f}"
+    )
+    print(
+        f"recall per request ({RECORDS} records, {results['record_jsonb_kb']:.0f} KB JSONB "
+        f"record): ours {results['recall_ours_us']:.0f} us vs raw single-row SELECT "
+        f"{results['recall_baseline_us']:.0f} us -> ratio {results['recall_ratio']:.2f}; "
+        f"whole-record read {results['whole_record_us']:.0f} us -> ratio "
+        f"{results['whole_record_ratio']:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    report(run())

@@ -1,0 +1,266 @@
+"""`python -m bot_memory demo`: the whole loop, offline, step by step.
+
+The same middleware, routers, pipeline and agent a host runs, through a real aiogram Dispatcher
+and Bot over HTTP, against the Bot API emulator on 127.0.0.1, on embedded PostgreSQL and the
+offline model, with short windows. It prints what happens and exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import textwrap
+import time
+from typing import Any
+
+from aiogram import Bot, Dispatcher
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+
+from bot_memory.models.base import Completion, StructuredOutput
+from bot_memory.models.offline import OfflineModel
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory.state import WorkspaceState
+from bot_memory_aiogram.emulator import BotAPIEmulator
+from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
+
+WORKSPACE = "demo"
+ADA, BO, CY = 1001, 2001, 2002
+GROUP, TOPIC = -100200, 7
+BOT = "memory_test_bot"
+
+
+class RecordingModel(OfflineModel):
+    """The offline model, keeping what it was sent (after redaction) so the demo can show it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seen: list[tuple[str, list[dict[str, Any]]]] = []
+
+    async def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None,
+        output: StructuredOutput | None,
+    ) -> Completion:
+        self.seen.append((output.name if output else "chat", messages))
+        return await super()._complete(messages, tools=tools, output=output)
+
+    def last(self, purpose: str) -> list[dict[str, Any]]:
+        return next(m for p, m in reversed(self.seen) if p == purpose)
+
+
+def say(title: str) -> None:
+    print(f"\n== {title}")
+
+
+def show(label: str, text: str) -> None:
+    body = textwrap.indent(text.strip() or "(empty)", "     ")
+    print(f"   {label}:\n{body}")
+
+
+class Demo:
+    def __init__(self, memory: Memory, model: RecordingModel, emu: BotAPIEmulator) -> None:
+        self.memory = memory
+        self.model = model
+        self.emu = emu
+        self.private = Scope(
+            workspace=WORKSPACE, bot_id=emu.bot_id, kind="private", chat_id=ADA, user_id=ADA
+        )
+        self.group = Scope(
+            workspace=WORKSPACE, bot_id=emu.bot_id, kind="shared", chat_id=GROUP, topic_id=TOPIC
+        )
+
+    async def user(self, text: str, **kw: Any) -> dict[str, Any]:
+        """Send as Ada in private (default) or as someone in the group; wait for the reply."""
+        expected = len(self.emu.sent) + 1
+        if "chat_id" not in kw:
+            kw.update(chat_id=ADA, user_id=ADA)
+        who = {ADA: "Ada", BO: "Bo", CY: "Cy"}[kw["user_id"]]
+        where = "private" if kw["chat_id"] > 0 else f"group topic {TOPIC}"
+        print(f"   {who} ({where}): {text}")
+        self.emu.push_message(text=text, first_name=who, **kw)
+        reply = (await self.emu.wait_for_sent(expected))[expected - 1].params
+        print(f"   bot: {reply['text']}")
+        await asyncio.sleep(0.05)  # the handler records the answer right after sending it
+        return reply
+
+    async def in_group(
+        self, text: str, user_id: int, language: str = "en", reply_to: int | None = None
+    ) -> dict[str, Any]:
+        return await self.user(
+            text,
+            chat_id=GROUP,
+            user_id=user_id,
+            chat_type="supergroup",
+            is_forum=True,
+            thread_id=TOPIC,
+            language_code=language,
+            chat_title="Launch team",
+            reply_to_message_id=reply_to,
+        )
+
+    async def state(self) -> WorkspaceState:
+        raw = await self.memory.store.pool.fetchval(
+            "SELECT state FROM workspaces WHERE id = $1", WORKSPACE
+        )
+        return WorkspaceState.model_validate_json(raw or "{}")
+
+    async def wait_for_index(self, scope: Scope, *, containing: int = 1) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = await self.state()
+            mem = state.scopes.get(scope.key)
+            if mem and not mem.index.pending and len(mem.index.memory_ids) >= containing:
+                return
+            await asyncio.sleep(0.1)
+        raise TimeoutError(f"the pipeline did not index {scope.key} in time")
+
+    async def show_records(self, scope: Scope) -> None:
+        state = await self.state()
+        for record in state.valid_records(scope.key):
+            show(
+                f"memory {record.id} ({record.origin}, speakers {record.speaker_ids}, "
+                f"sources {record.source_ids})",
+                f"{record.title}\n{record.summary}",
+            )
+        mem = state.scopes.get(scope.key)
+        if mem:
+            show("recall index", mem.index.text)
+
+    def memory_block(self) -> str:
+        prompt = self.model.last("chat")
+        blocks = [m["content"] for m in prompt if "<memory_context>" in str(m.get("content"))]
+        return blocks[0] if blocks else "(no memory in the prompt)"
+
+    async def run(self) -> None:
+        say("1. Private chat: directed messages are recorded and answered")
+        await self.user("I'm planning a trip to Kyoto in April and I prefer quiet ryokans.")
+        key = "sk-proj-" + "Demo" * 12
+        await self.user(f"Note for later: the staging API key is {key}")
+        rows = await self.memory.store.pool.fetch(
+            "SELECT id, role, left(text, 60) AS text FROM messages WHERE workspace_id = $1"
+            " ORDER BY id",
+            WORKSPACE,
+        )
+        show("recorded rows", "\n".join(f"m{r['id']} {r['role']}: {r['text']}" for r in rows))
+
+        say("2. After the idle window the worker extracts and consolidates")
+        await self.wait_for_index(self.private)
+        extraction = json.loads(self.model.last("memory_extraction")[-1]["content"])
+        show(
+            "what the extraction call received (redacted before serialization)",
+            "\n".join(f"{s['id']} {s['role']}: {s['text'][:90]}" for s in extraction["sources"]),
+        )
+        await self.show_records(self.private)
+        assert key not in json.dumps(self.model.seen), "a secret reached the model"
+
+        say("3. Recall: the next request gets its scope's index as historical data")
+        await self.user("What do you remember about my trip?")
+        show("memory block in the prompt", self.memory_block())
+
+        say("4. Remember and forget")
+        await self.user("remember that my passport expires in May 2027")
+        await self.show_records(self.private)
+        await self.user("forget my passport")
+        state = await self.state()
+        show(
+            "tombstones (content-free source IDs)",
+            ", ".join(state.scopes[self.private.key].tombstones),
+        )
+
+        say("5. Disable and enable")
+        await self.user("turn off memory")
+        await self.user("What do you remember?")
+        show("memory block in the prompt", self.memory_block())
+        await self.user("turn on memory")
+
+        say("6. Group Topic: only directed messages are recorded")
+        self.emu.push_message(
+            chat_id=GROUP,
+            user_id=CY,
+            chat_type="supergroup",
+            is_forum=True,
+            thread_id=TOPIC,
+            text="lunch anyone?",
+            first_name="Cy",
+            chat_title="Launch team",
+        )
+        print("   Cy (group topic 7): lunch anyone?   (not directed: not stored)")
+        first = await self.in_group(f"@{BOT} we decided to ship v2 on Friday", BO)
+        bot_msg = self.emu.sent[-1].result["message_id"]
+        await self.in_group("and I'll write the release notes", CY, reply_to=bot_msg)
+        stored = await self.memory.store.pool.fetchval(
+            "SELECT count(*) FROM messages WHERE chat_id = $1 AND role = 'user'", GROUP
+        )
+        show("group messages stored", f"{stored} (of 3 sent; 'lunch anyone?' was not)")
+        assert first["message_thread_id"] == TOPIC
+
+        say("7. The group's memory keeps speaker IDs; each scope sees only its own")
+        await self.wait_for_index(self.group)
+        await self.show_records(self.group)
+        await self.in_group(f"@{BOT} what is the plan?", CY)
+        block = self.memory_block()
+        show("group prompt's memory block", block)
+        assert "Kyoto" not in block, "private memory leaked into the group"
+
+        say("8. Group recall switch: admins only, answered in the user's language")
+        self.emu.set_chat_member_status(GROUP, BO, "administrator")
+        await self.in_group(f"@{BOT} 关闭记忆", CY, language="zh-hans")
+        await self.in_group(f"@{BOT} 关闭记忆", BO, language="zh-hans")
+        await self.in_group(f"@{BOT} 开启记忆", BO, language="zh-hant")
+
+        say("Done")
+        usage = await self.memory.store.pool.fetch(
+            "SELECT kind, count(*) AS n, sum(prompt_tokens) AS tokens FROM usage_ledger"
+            " WHERE workspace_id = $1 GROUP BY kind ORDER BY kind",
+            WORKSPACE,
+        )
+        show(
+            "usage ledger",
+            "\n".join(f"{u['kind']}: {u['n']} calls, {u['tokens']} prompt tokens" for u in usage),
+        )
+
+
+async def amain() -> int:
+    settings = MemorySettings(
+        workspace=WORKSPACE, idle_window_seconds=1, tick_interval_seconds=0.3, llm_base_url=None
+    )
+    model = RecordingModel(
+        summary_max_bytes=settings.summary_max_bytes,
+        index_max_bytes=settings.index_max_bytes,
+        index_max_ids=settings.index_max_ids,
+    )
+    print(
+        "bot-memory demo: embedded PostgreSQL in",
+        settings.data_dir.resolve(),
+        "| offline model | Bot API emulator on 127.0.0.1",
+    )
+    memory = await Memory.open(settings, model=model)
+    await memory.store.delete_workspace(WORKSPACE)  # a fresh run each time
+    await memory.store.ensure_workspace(WORKSPACE)
+    emu = BotAPIEmulator(username=BOT)
+    await emu.start()
+    bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
+    dp = Dispatcher()
+    setup(dp, memory, reference_agent=True)
+    polling = asyncio.create_task(
+        dp.start_polling(
+            bot, handle_signals=False, polling_timeout=1, allowed_updates=ALLOWED_UPDATES
+        )
+    )
+    try:
+        await Demo(memory, model, emu).run()
+    finally:
+        await dp.stop_polling()
+        await asyncio.wait_for(polling, 10)
+        await memory.close()
+        await emu.stop()
+    return 0
+
+
+def main() -> int:
+    return asyncio.run(amain())
