@@ -1,0 +1,186 @@
+"""Bad inputs and broken neighbours: clear errors, logged skips, nothing stored is lost."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot_memory.database import Database, DatabaseUnavailable
+from bot_memory.models.base import ModelError
+from bot_memory.models.openai_compat import OpenAICompatibleModel
+from bot_memory.pipeline.prompts import ExtractionOutput
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory.store import UsageEntry
+from tests.conftest import make_settings
+from tests.fake_openai import FakeOpenAI
+
+SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI(api_key="test-key")
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def open_memory(db_url: str, llm: FakeOpenAI, **overrides: object) -> Memory:
+    settings = make_settings(
+        db_url,
+        llm_base_url=llm.base_url,
+        llm_api_key="test-key",
+        llm_model="fake-model",
+        llm_timeout_seconds=1,
+        **overrides,
+    )
+    return await Memory.open(settings)
+
+
+async def finished_exchange(memory: Memory, text: str) -> None:
+    source = await memory.record(SCOPE, text=text, speaker_id=7)
+    await memory.begin(source)
+    await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+
+
+async def jobs_of(memory: Memory) -> list[dict[str, object]]:
+    rows = await memory.store.pool.fetch(
+        "SELECT phase, claims, last_error, checkpoint::text AS checkpoint FROM memory_jobs"
+    )
+    return [dict(r) for r in rows]
+
+
+async def test_unreachable_database_is_a_clear_error() -> None:
+    settings = MemorySettings(database_url="postgresql://nobody@127.0.0.1:1/none")
+    with pytest.raises(
+        DatabaseUnavailable, match=r"cannot connect to PostgreSQL at .*127\.0\.0\.1"
+    ):
+        await Database.open(settings)
+
+
+async def test_model_server_down_is_an_error_not_unknown() -> None:
+    model = OpenAICompatibleModel(base_url="http://127.0.0.1:1/v1", api_key=None, model="m")
+    with pytest.raises(ModelError) as caught:
+        await model.complete([{"role": "user", "content": "hi"}])
+    assert caught.value.outcome == "error"
+    await model.aclose()
+
+
+async def test_invalid_structured_output_backs_off_then_fails(db_url: str, llm: FakeOpenAI) -> None:
+    memory = await open_memory(db_url, llm, failure_backoff_seconds=0)
+    try:
+        await finished_exchange(memory, "we agreed to use PostgreSQL")
+        bad = {"role": "assistant", "content": "{not json"}
+        llm.script(bad, bad, bad)
+        await memory.pipeline.tick()  # backoff 0: the same tick claims it again, three times
+        [job] = await jobs_of(memory)
+        assert job["phase"] == "failed" and job["claims"] == 3
+        assert "memory_extraction: output failed validation" in str(job["last_error"])
+        assert len(llm.requests_by_purpose("memory_extraction")) == 3
+        await memory.pipeline.tick()  # an unchanged input is not claimed a fourth time
+        assert len(llm.requests_by_purpose("memory_extraction")) == 3
+        outcomes = await memory.store.pool.fetch("SELECT outcome FROM usage_ledger")
+        assert [o["outcome"] for o in outcomes] == ["error"] * 3
+        assert await memory.store.pool.fetchval("SELECT count(*) FROM messages") == 2
+    finally:
+        await memory.close()
+
+
+async def test_output_citing_unknown_sources_is_rejected(db_url: str, llm: FakeOpenAI) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await finished_exchange(memory, "the deploy window is Tuesday")
+        bogus = ExtractionOutput(title="t", summary="s", source_ids=["m999999"])
+        llm.script({"role": "assistant", "content": bogus.model_dump_json()})
+        await memory.pipeline.tick()
+        [job] = await jobs_of(memory)
+        assert job["phase"] == "extract" and "outside the snapshot" in str(job["last_error"])
+        raw = await memory.store.pool.fetchval("SELECT state FROM workspaces WHERE id = 'test'")
+        assert "mem_" not in raw
+    finally:
+        await memory.close()
+
+
+async def test_timeout_is_an_unknown_outcome_and_stops_replay(db_url: str, llm: FakeOpenAI) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await finished_exchange(memory, "remind the team about the audit")
+        llm.script("hang")
+        await memory.pipeline.tick()
+        [job] = await jobs_of(memory)
+        assert job["phase"] == "stopped" and "unknown provider outcome" in str(job["last_error"])
+        [usage] = await memory.store.pool.fetch("SELECT outcome FROM usage_ledger")
+        assert usage["outcome"] == "unknown"
+    finally:
+        await memory.close()
+
+
+async def test_budget_exhausted_stops_background_work(db_url: str, llm: FakeOpenAI) -> None:
+    memory = await open_memory(
+        db_url, llm, request_budget_usd=0.0000001, llm_input_usd_per_mtok=1000.0
+    )
+    try:
+        source = await memory.record(SCOPE, text="a long discussion " * 50, speaker_id=7)
+        await memory.begin(source)
+        await memory.store.record_usage(
+            UsageEntry(
+                workspace="test",
+                request_id=source.request_id,
+                kind="answer",
+                provider="p",
+                model="m",
+                cost_usd=0.01,
+            )
+        )
+        await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+        await memory.pipeline.tick()
+        [job] = await jobs_of(memory)
+        assert job["phase"] == "stopped" and "budget exhausted" in str(job["last_error"])
+        assert llm.requests_by_purpose("memory_extraction") == []
+    finally:
+        await memory.close()
+
+
+async def test_checkpoint_resumes_without_calling_the_model_again(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await finished_exchange(memory, "the launch moved to March")
+        # Extraction succeeds and is checkpointed; consolidation fails once.
+        llm.script(
+            {
+                "role": "assistant",
+                "content": '{"title":"Launch","summary":"moved to March","source_ids":["m1"]}',
+            },
+            500,
+        )
+        await memory.pipeline.tick()
+        [job] = await jobs_of(memory)
+        assert job["phase"] == "consolidate" and '"extract"' in str(job["checkpoint"])
+        assert (await memory.recall(SCOPE)).mode == "directory"  # consolidation pending
+        await memory.pipeline.tick()  # backing off: nothing happens
+        assert len(llm.requests_by_purpose("memory_consolidation")) == 1
+        await memory.store.pool.execute("UPDATE memory_jobs SET next_attempt_at = now()")
+        await memory.pipeline.tick()  # resumes at consolidation: no second extraction call
+        assert len(llm.requests_by_purpose("memory_extraction")) == 1
+        assert (await memory.recall(SCOPE)).mode == "index"
+    finally:
+        await memory.close()
+
+
+async def test_stale_configuration_stops_work(db_url: str, llm: FakeOpenAI) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        source = await memory.record(SCOPE, text="use the blue theme", speaker_id=7)
+        await memory.store.start_request(source.request_id, provider="old", model="old-model")
+        await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+        await memory.pipeline.tick()
+        [job] = await jobs_of(memory)
+        assert job["phase"] == "stopped" and "configuration changed" in str(job["last_error"])
+        assert llm.requests == []
+    finally:
+        await memory.close()
