@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 ScopeKind = Literal["private", "shared"]
 
@@ -26,6 +26,13 @@ class Scope(BaseModel):
     chat_id: int
     user_id: int | None = None  # private scopes only
     topic_id: int = 0  # shared scopes only
+
+    @field_validator("workspace")
+    @classmethod
+    def _plain_workspace(cls, value: str) -> str:
+        if not value or "/" in value:
+            raise ValueError("workspace must be non-empty and contain no '/' (it is part of keys)")
+        return value
 
     @property
     def key(self) -> str:
