@@ -177,3 +177,15 @@ async def test_secret_is_redacted_before_the_model_sees_it(memory: Memory) -> No
     assert any("[REDACTED]" in body for body in seen)
     state = await state_of(memory)
     assert key not in state.model_dump_json()
+
+
+async def test_inactive_records_are_pruned_by_the_worker(memory: Memory) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    await exchange(memory, PRIVATE, "the wiki lives at wiki.example.org")
+    await memory.pipeline.tick()
+    assert len((await state_of(memory)).valid_records(PRIVATE.key)) == 1
+    await memory.pipeline.tick(now=datetime.now(UTC) + timedelta(days=31))
+    state = await state_of(memory)
+    assert state.records == {}
+    assert (await memory.recall(PRIVATE)).mode == "empty"

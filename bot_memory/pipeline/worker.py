@@ -21,6 +21,7 @@ from bot_memory.pipeline.context import BudgetExhausted, PipelineContext
 from bot_memory.pipeline.discovery import discover
 from bot_memory.pipeline.extraction import SourcesChanged, run_extraction
 from bot_memory.pipeline.jobs import Job
+from bot_memory.retention import sweep
 
 log = structlog.get_logger(__name__)
 
@@ -40,6 +41,9 @@ class Pipeline:
         now = now or datetime.now(UTC)
         workspaces = [r["id"] for r in await self.ctx.pool.fetch("SELECT id FROM workspaces")]
         for workspace in workspaces:
+            pruned = await sweep(self.ctx.store, self.ctx.settings, workspace, now)
+            if pruned:
+                log.info("retention.pruned", workspace=workspace, scopes=sorted(pruned))
             report.planned += await discover(self.ctx, workspace, now)
         while True:
             job = await jobs.claim_next(

@@ -1,0 +1,35 @@
+"""Run every bench and print its ratios against the raw baseline measured in the same process.
+
+make bench        (or .venv/bin/python bench/run.py)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import bench_intents  # noqa: E402
+import bench_memory  # noqa: E402
+import bench_redaction  # noqa: E402
+
+
+def main() -> None:
+    intents = bench_intents.run()
+    print(
+        f"recognize per message: {intents['ours_us_per_call']:.2f} us vs one re.search "
+        f"{intents['baseline_us_per_call']:.2f} us -> ratio {intents['ratio']:.1f}"
+    )
+    red = bench_redaction.run()
+    print(
+        f"redact per KB of chat: {red['redact_us_per_kb']:.1f} us vs one re.search "
+        f"{red['baseline_re_search_us_per_kb']:.1f} us -> ratio {red['ratio']:.1f}; "
+        f"100 KB adversarial input: {red['adversarial_100kb_ms']:.1f} ms"
+    )
+    bench_memory.report(bench_memory.run())
+
+
+if __name__ == "__main__":
+    main()
