@@ -11,9 +11,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import bench_intents  # noqa: E402
-import bench_memory  # noqa: E402
-import bench_redaction  # noqa: E402
+import bench_intents
+import bench_memory
+import bench_redaction
 
 
 def main() -> None:
