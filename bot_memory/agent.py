@@ -11,10 +11,11 @@ from typing import Any
 
 import structlog
 
+from bot_memory.charging import Charge, Charger
 from bot_memory.models.base import ChatModel, Completion, ModelError
 from bot_memory.recall import RecallContext, recall
 from bot_memory.settings import MemorySettings
-from bot_memory.store import SourceMessage, Store, UsageEntry
+from bot_memory.store import SourceMessage, Store
 from bot_memory.tools import TOOLS, ToolContext, ToolExecutor
 
 log = structlog.get_logger(__name__)
@@ -37,7 +38,7 @@ class ReferenceAgent:
         self, store: Store, model: ChatModel, tools: ToolExecutor, settings: MemorySettings
     ) -> None:
         self._store = store
-        self._model = model
+        self._charger = Charger(store, model, settings.workspace_budget_usd)
         self._tools = tools
         self._settings = settings
 
@@ -105,59 +106,13 @@ class ReferenceAgent:
     async def _call(
         self, source: SourceMessage, messages: list[dict[str, Any]], round_no: int
     ) -> Completion:
-        key = f"req:{source.request_id}:answer:{round_no}"
-        try:
-            completion = await self._model.complete(messages, tools=TOOLS)
-        except ModelError as exc:
-            await self._store.record_usage(
-                self._usage(
-                    source,
-                    exc.usage.prompt_tokens,
-                    exc.usage.completion_tokens,
-                    exc.outcome,
-                    str(exc),
-                    key,
-                )
-            )
-            raise
-        await self._store.record_usage(
-            self._usage(
-                source,
-                completion.usage.prompt_tokens,
-                completion.usage.completion_tokens,
-                "ok",
-                None,
-                key,
-            )
-        )
-        return completion
-
-    def _usage(
-        self,
-        source: SourceMessage,
-        prompt: int,
-        completion: int,
-        outcome: Any,
-        detail: str | None,
-        key: str,
-    ) -> UsageEntry:
-        from bot_memory.models.base import Usage
-
-        return UsageEntry(
+        charge = Charge(
             workspace=source.scope.workspace,
             request_id=source.request_id,
             kind="answer",
-            provider=self._model.provider,
-            model=self._model.model,
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            cost_usd=self._model.cost_usd(
-                Usage(prompt_tokens=prompt, completion_tokens=completion)
-            ),
-            outcome=outcome,
-            detail=detail,
-            idempotency_key=key,
+            key=f"req:{source.request_id}:answer:{round_no}",
         )
+        return await self._charger.complete(charge, messages, tools=TOOLS)
 
 
 def _clip(text: str, max_bytes: int) -> str:

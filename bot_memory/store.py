@@ -353,6 +353,12 @@ class Store:
             return 0.0, 0.0
         return float(row["req"]), workspace_budget_usd - float(row["spent"])
 
+    async def workspace_spent(self, workspace: str) -> float:
+        spent = await self.pool.fetchval(
+            "SELECT spent_usd FROM workspaces WHERE id = $1", workspace
+        )
+        return float(spent or 0)
+
     # --- recall -------------------------------------------------------------------------------
 
     async def recall_row(self, workspace: str, scope_key: str) -> RecallRow | None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Literal
 
+import asyncpg
 import structlog
 
 from bot_memory.pipeline import jobs
@@ -109,26 +111,8 @@ async def _plan(
     )
     pairs = [
         Pair(
-            user=SnapshotSource(
-                id=source_id(r["u_id"]),
-                message_id=r["u_id"],
-                request_id=r["request_id"],
-                hash=r["u_hash"],
-                role="user",
-                speaker_id=r["u_speaker"],
-                thread_id=r["u_thread"],
-                created_at=r["u_at"],
-            ),
-            assistant=SnapshotSource(
-                id=source_id(r["a_id"]),
-                message_id=r["a_id"],
-                request_id=r["request_id"],
-                hash=r["a_hash"],
-                role="assistant",
-                speaker_id=r["a_speaker"],
-                thread_id=r["a_thread"],
-                created_at=r["a_at"],
-            ),
+            user=_source(r, "u", "user"),
+            assistant=_source(r, "a", "assistant"),
             user_text=r["u_text"],
             assistant_text=r["a_text"],
         )
@@ -191,3 +175,17 @@ async def _plan(
             sources=len(snapshot.sources),
         )
     return job_id
+
+
+def _source(row: asyncpg.Record, prefix: str, role: Literal["user", "assistant"]) -> SnapshotSource:
+    """One side of a request row (columns u_* or a_*) as a snapshot source."""
+    return SnapshotSource(
+        id=source_id(row[f"{prefix}_id"]),
+        message_id=row[f"{prefix}_id"],
+        request_id=row["request_id"],
+        hash=row[f"{prefix}_hash"],
+        role=role,
+        speaker_id=row[f"{prefix}_speaker"],
+        thread_id=row[f"{prefix}_thread"],
+        created_at=row[f"{prefix}_at"],
+    )

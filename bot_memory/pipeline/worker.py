@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 
 import structlog
 
+from bot_memory.charging import BudgetExhausted
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.consolidation import run_consolidation
-from bot_memory.pipeline.context import BudgetExhausted, PipelineContext
+from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import discover
 from bot_memory.pipeline.extraction import SourcesChanged, run_extraction
 from bot_memory.pipeline.jobs import Job

@@ -12,7 +12,7 @@ from bot_memory.store import SourceMessage
 from bot_memory.tools import ToolContext
 from bot_memory_aiogram.i18n import t
 from bot_memory_aiogram.middleware.directed import message_flags
-from bot_memory_aiogram.routers.common import Directed, clip, is_chat_admin, language_of
+from bot_memory_aiogram.routers.common import Directed, deliver, is_chat_admin, language_of
 
 log = structlog.get_logger(__name__)
 
@@ -37,15 +37,7 @@ async def on_directed_message(
         answer = await memory.agent.answer(ctx)
     except ModelError as exc:
         log.warning("memory.answer_failed", error=str(exc), outcome=exc.outcome)
-        await message.answer(t(language_of(message), "memory-model-unavailable"))
-        await memory.finish(memory_source, status="failed", error=str(exc)[:500])
+        text = t(language_of(message), "memory-model-unavailable")
+        await deliver(message, bot, memory, memory_source, text, failed=str(exc))
         return
-    text = clip(answer.text)
-    sent = await message.answer(text)
-    await memory.finish(
-        memory_source,
-        status="succeeded",
-        answer_text=text,
-        answer_telegram_id=sent.message_id,
-        bot_id=bot.id,
-    )
+    await deliver(message, bot, memory, memory_source, answer.text)

@@ -8,6 +8,7 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.filters import Filter
 from aiogram.types import Message
 
+from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
 from bot_memory_aiogram.i18n import pick_language
 
@@ -43,3 +44,35 @@ def clip(text: str) -> str:
 def language_of(message: Message, fallback: str | None = None) -> str:
     code = message.from_user.language_code if message.from_user else None
     return pick_language(code, fallback)
+
+
+async def deliver(
+    message: Message,
+    bot: Bot,
+    memory: Memory,
+    source: SourceMessage,
+    text: str,
+    *,
+    failed: str | None = None,
+) -> None:
+    """Send the reply, then close the request with what really happened.
+
+    A reply that was delivered makes the request succeeded (its text becomes the assistant
+    message) unless `failed` says why the request failed anyway; a reply that could not be
+    delivered fails it, so no scope waits on it.
+    """
+    try:
+        sent = await message.answer(clip(text))
+    except TelegramAPIError as exc:
+        await memory.finish(source, status="failed", error=f"delivery failed: {exc}"[:500])
+        raise
+    if failed is not None:
+        await memory.finish(source, status="failed", error=failed[:500])
+        return
+    await memory.finish(
+        source,
+        status="succeeded",
+        answer_text=sent.text or text,
+        answer_telegram_id=sent.message_id,
+        bot_id=bot.id,
+    )

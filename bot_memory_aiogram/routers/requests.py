@@ -15,7 +15,7 @@ from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
 from bot_memory_aiogram.i18n import t
 from bot_memory_aiogram.middleware.directed import message_flags
-from bot_memory_aiogram.routers.common import Directed, is_chat_admin, language_of
+from bot_memory_aiogram.routers.common import Directed, deliver, is_chat_admin, language_of
 
 log = structlog.get_logger(__name__)
 
@@ -64,13 +64,11 @@ async def on_memory_request(
     is_admin = await is_chat_admin(bot, message) if needs_admin else False
     try:
         result = await memory.control(memory_request, memory_source, is_admin=is_admin)
-    except Exception as exc:
+    except Exception as exc:  # a clear reply and a failed request, never a crashed handler
         log.exception("memory.request_failed", action=memory_request.action)
         text = t(language, "memory-error")
-        await message.answer(text)
-        await memory.finish(memory_source, status="failed", error=repr(exc)[:500])
+        await deliver(message, bot, memory, memory_source, text, failed=repr(exc))
         return
-    text = t(language, REPLIES[result.outcome], count=len(result.memory_ids))
     log.info(
         "memory.request",
         action=result.action,
@@ -78,11 +76,5 @@ async def on_memory_request(
         scope=memory_source.scope.key,
         memory_ids=result.memory_ids,
     )
-    sent = await message.answer(text)
-    await memory.finish(
-        memory_source,
-        status="succeeded",
-        answer_text=text,
-        answer_telegram_id=sent.message_id,
-        bot_id=bot.id,
-    )
+    text = t(language, REPLIES[result.outcome], count=len(result.memory_ids))
+    await deliver(message, bot, memory, memory_source, text)

@@ -1,0 +1,101 @@
+"""Every model call goes through here: budgets checked first, usage and charges recorded after.
+
+Calls are attached to the request they serve (the answer's own, or the originating request of
+a background job), so a request's recorded total can grow after its visible answer completed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from bot_memory.models.base import ChatModel, Completion, ModelError, Outcome, Usage
+from bot_memory.store import Store, UsageEntry
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class BudgetExhausted(ModelError):
+    """No dollars left on the request or the workspace: the call was not made."""
+
+
+@dataclass(frozen=True)
+class Charge:
+    """Whom a call is charged to and under which name."""
+
+    workspace: str
+    request_id: int | None
+    kind: str  # answer | memory_extract | memory_consolidate
+    key: str  # idempotency key: a replayed call is recorded once
+    job_id: int | None = None
+
+
+@dataclass
+class Charger:
+    store: Store
+    model: ChatModel
+    workspace_budget_usd: float
+
+    async def complete(
+        self,
+        charge: Charge,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Completion:
+        await self.check_budget(charge)
+        try:
+            completion = await self.model.complete(messages, tools=tools)
+        except ModelError as exc:
+            await self._record(charge, exc.usage, exc.outcome, str(exc))
+            raise
+        await self._record(charge, completion.usage, None, None)
+        return completion
+
+    async def complete_structured(
+        self, charge: Charge, messages: list[dict[str, Any]], output_model: type[M], name: str
+    ) -> M:
+        await self.check_budget(charge)
+        try:
+            parsed, completion = await self.model.complete_structured(messages, output_model, name)
+        except ModelError as exc:
+            await self._record(charge, exc.usage, exc.outcome, str(exc))
+            raise
+        await self._record(charge, completion.usage, None, None)
+        return parsed
+
+    async def check_budget(self, charge: Charge) -> None:
+        limit = self.workspace_budget_usd
+        if charge.request_id is not None:
+            request_left, workspace_left = await self.store.remaining_budget(
+                charge.request_id, limit
+            )
+        else:
+            request_left = float("inf")
+            workspace_left = limit - await self.store.workspace_spent(charge.workspace)
+        if request_left <= 0 or workspace_left <= 0:
+            raise BudgetExhausted(
+                f"budget exhausted (request ${request_left:.4f}, workspace ${workspace_left:.4f})"
+            )
+
+    async def _record(
+        self, charge: Charge, usage: Usage, failure: Outcome | None, detail: str | None
+    ) -> None:
+        await self.store.record_usage(
+            UsageEntry(
+                workspace=charge.workspace,
+                request_id=charge.request_id,
+                kind=charge.kind,
+                provider=self.model.provider,
+                model=self.model.model,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cost_usd=self.model.cost_usd(usage),
+                outcome=failure or "ok",
+                detail=detail,
+                job_id=charge.job_id,
+                idempotency_key=charge.key,
+            )
+        )
