@@ -5,6 +5,7 @@ Runs after an extraction, and on its own when an explicit note or a forget chang
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 import asyncpg
@@ -48,7 +49,9 @@ async def plan_consolidation(
     )
     if waiting is not None:
         return None
+    # Unique per plan: the "waiting" check above is what deduplicates consolidations.
     fingerprints = ",".join(f"{r.id}:{r.fingerprint}" for r in state.valid_records(scope_key))
+    fingerprints += f"|{uuid.uuid4()}"
     snapshot = Snapshot(scope_kind="shared" if scope_kind == "shared" else "private", reason=reason)
     return await jobs.create_job(
         conn,

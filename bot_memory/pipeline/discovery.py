@@ -152,10 +152,14 @@ async def _plan(
     )
     input_hash = snapshot.input_hash()
     async with pool.acquire() as conn, conn.transaction():
+        # Planning is serialized per workspace, like every other change to its memory.
+        await conn.execute("SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", workspace)
+        if await jobs.extraction_in_flight(conn, workspace, activity.scope_key):
+            return None  # its commit moves the watermark; plan what is left next tick
         if await jobs.active_job_hash(conn, workspace, activity.scope_key) == input_hash:
             return None
         # New messages make a new snapshot: a waiting extraction of older input gives way.
-        await jobs.supersede_unleased(conn, workspace, activity.scope_key, "extract")
+        await jobs.supersede_unleased(conn, workspace, activity.scope_key, "extract", input_hash)
         job_id = await jobs.create_job(
             conn,
             workspace=workspace,

@@ -131,17 +131,29 @@ async def active_job_hash(conn: asyncpg.Connection, workspace: str, scope_key: s
     return value
 
 
+async def extraction_in_flight(conn: asyncpg.Connection, workspace: str, scope_key: str) -> bool:
+    """An extraction of this scope holds a live lease (a worker is running it now)."""
+    found = await conn.fetchval(
+        "SELECT 1 FROM memory_jobs WHERE workspace_id = $1 AND scope_key = $2"
+        " AND phase = 'extract' AND lease_until > now() LIMIT 1",
+        workspace,
+        scope_key,
+    )
+    return found is not None
+
+
 async def supersede_unleased(
-    conn: asyncpg.Connection, workspace: str, scope_key: str, phase: str
+    conn: asyncpg.Connection, workspace: str, scope_key: str, phase: str, new_hash: str
 ) -> int:
-    """Stop waiting (unleased) jobs of a phase: newer input replaces them."""
+    """Stop waiting (unleased) jobs of a phase whose input differs: newer input replaces them."""
     result: str = await conn.execute(
         "UPDATE memory_jobs SET phase = 'stopped', last_error = 'superseded by newer input',"
         " updated_at = now() WHERE workspace_id = $1 AND scope_key = $2 AND phase = $3"
-        " AND (lease_until IS NULL OR lease_until < now())",
+        " AND input_hash <> $4 AND (lease_until IS NULL OR lease_until < now())",
         workspace,
         scope_key,
         phase,
+        new_hash,
     )
     return int(result.split()[-1])
 
