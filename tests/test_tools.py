@@ -1,0 +1,148 @@
+"""The two tools and the agent's tool loop, on a real database and a fake model server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.store import SourceMessage
+from bot_memory.tools import ToolContext
+from tests.conftest import make_settings
+from tests.fake_openai import FakeOpenAI
+
+PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=5, user_id=5)
+GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-9, topic_id=0)
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI(api_key="k") as server:
+        yield server
+
+
+@pytest.fixture
+async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
+    mem = await Memory.open(
+        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m")
+    )
+    yield mem
+    await mem.close()
+
+
+async def said(memory: Memory, scope: Scope, text: str, speaker: int = 5) -> SourceMessage:
+    source = await memory.record(scope, text=text, speaker_id=speaker)
+    await memory.begin(source)
+    return source
+
+
+async def call(
+    memory: Memory, ctx: ToolContext, name: str, args: dict[str, object], call_id: str = "c1"
+) -> dict[str, object]:
+    return await memory.tools.execute(name, json.dumps(args), ctx, call_id=call_id)
+
+
+async def test_manage_memory_accepts_only_the_current_direct_request(memory: Memory) -> None:
+    question = await said(memory, PRIVATE, "do you remember my birthday?")
+    ctx = ToolContext(source=question)
+    result = await call(
+        memory, ctx, "manage_memory", {"action": "remember", "sourceId": question.source_id}
+    )
+    assert "not a direct remember request" in str(result["error"])
+
+    request = await said(memory, PRIVATE, "please remember that my birthday is 3 May")
+    ctx = ToolContext(source=request)
+    wrong = await call(memory, ctx, "manage_memory", {"action": "remember", "sourceId": "m1"})
+    assert "current human message" in str(wrong["error"])
+    quoted = ToolContext(source=request, quoted=True)
+    assert "error" in await call(
+        memory, quoted, "manage_memory", {"action": "remember", "sourceId": request.source_id}
+    )
+    ok = await call(
+        memory,
+        ctx,
+        "manage_memory",
+        {"action": "remember", "sourceId": request.source_id, "title": "Birthday"},
+    )
+    assert ok["outcome"] == "remembered"
+
+    found = await call(memory, ctx, "query_memories", {"query": "3 May"}, call_id="c2")
+    [item] = found["results"]  # type: ignore[misc]
+    assert item["title"] == "Birthday" and item["source_ids"] == [request.source_id]
+    cited = await memory.store.pool.fetchval(
+        "SELECT citation_source_ids FROM requests WHERE id = $1", request.request_id
+    )
+    assert cited == [request.source_id]
+
+
+async def test_group_participant_cannot_switch_group_recall(memory: Memory) -> None:
+    source = await said(memory, GROUP, "turn off memory", speaker=77)
+    args = {"action": "disable-memory", "sourceId": source.source_id}
+    member = await call(memory, ToolContext(source=source), "manage_memory", args)
+    assert member["outcome"] == "not_allowed"
+    admin = await call(
+        memory, ToolContext(source=source, is_admin=True), "manage_memory", args, call_id="c2"
+    )
+    assert admin["outcome"] == "disabled"
+
+
+async def test_tool_usage_is_recorded_once_per_call(memory: Memory) -> None:
+    source = await said(memory, PRIVATE, "what do you know?")
+    ctx = ToolContext(source=source)
+    for _ in range(3):  # a replayed tool call (same ID) is recorded once
+        await call(memory, ctx, "query_memories", {}, call_id="same")
+    rows = await memory.store.pool.fetch("SELECT kind FROM usage_ledger")
+    assert [r["kind"] for r in rows] == ["tool:query_memories"]
+
+
+async def test_query_results_are_capped(memory: Memory) -> None:
+    for i in range(15):
+        src = await said(memory, PRIVATE, f"remember that item {i} is on shelf {i}")
+        await call(
+            memory,
+            ToolContext(source=src),
+            "manage_memory",
+            {"action": "remember", "sourceId": src.source_id},
+            call_id=f"r{i}",
+        )
+    src = await said(memory, PRIVATE, "list everything")
+    found = await call(memory, ToolContext(source=src), "query_memories", {"limit": 50})
+    assert len(found["results"]) == 12  # type: ignore[arg-type]
+
+
+async def test_agent_runs_tool_calls_and_returns_results_to_the_model(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    source = await said(memory, PRIVATE, "remember that the wifi password changes monthly")
+    llm.script(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {
+                        "name": "manage_memory",
+                        "arguments": json.dumps(
+                            {"action": "remember", "sourceId": source.source_id}
+                        ),
+                    },
+                }
+            ],
+        },
+        {"role": "assistant", "content": "Saved."},
+    )
+    answer = await memory.agent.answer(ToolContext(source=source))
+    assert answer.text == "Saved." and answer.rounds == 2
+    second = llm.chat_requests()[1]["messages"]
+    tool_msg = next(m for m in second if m["role"] == "tool")
+    assert json.loads(tool_msg["content"])["outcome"] == "remembered"
+    kinds = [
+        r["kind"]
+        for r in await memory.store.pool.fetch("SELECT kind FROM usage_ledger ORDER BY id")
+    ]
+    assert kinds == ["answer", "tool:manage_memory", "answer"]
