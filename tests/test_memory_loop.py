@@ -154,11 +154,20 @@ async def test_edit_invalidates_dependent_memory(memory: Memory) -> None:
     await exchange(memory, PRIVATE, "my office is in building 5", msg_id=501)
     await memory.pipeline.tick()
     assert (await memory.recall(PRIVATE)).mode == "index"
+    await exchange(memory, PRIVATE, "my desk is by the window", msg_id=503)
+    await memory.pipeline.tick()
+    assert len((await memory.recall(PRIVATE)).memory_ids) == 2
     changed = await memory.record_edit(PRIVATE.chat_id, 501, "my office is in building 9")
     assert changed is not None
     state = await state_of(memory)
-    assert state.valid_records(PRIVATE.key) == []
-    assert (await memory.recall(PRIVATE)).mode == "empty"
+    [left] = state.valid_records(PRIVATE.key)
+    assert "window" in left.summary
+    recalled = await memory.recall(PRIVATE)
+    assert recalled.mode == "directory" and "building 5" not in (recalled.text or "")
+    # The stale index is rebuilt by the worker without waiting for new messages.
+    await memory.pipeline.tick()
+    recalled = await memory.recall(PRIVATE)
+    assert recalled.mode == "index" and recalled.memory_ids == [left.id]
 
 
 async def test_secret_is_redacted_before_the_model_sees_it(memory: Memory) -> None:

@@ -17,7 +17,7 @@ import structlog
 from bot_memory.charging import BudgetExhausted
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
-from bot_memory.pipeline.consolidation import run_consolidation
+from bot_memory.pipeline.consolidation import plan_pending, run_consolidation
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import discover
 from bot_memory.pipeline.extraction import SourcesChanged, run_extraction
@@ -46,6 +46,7 @@ class Pipeline:
             if pruned:
                 log.info("retention.pruned", workspace=workspace, scopes=sorted(pruned))
             report.planned += await discover(self.ctx, workspace, now)
+            report.planned += await plan_pending(self.ctx, workspace)
         while True:
             job = await jobs.claim_next(
                 self.ctx.pool,
