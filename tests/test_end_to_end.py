@@ -17,8 +17,10 @@ from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
+from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory.state import WorkspaceState
 from bot_memory_aiogram import ALLOWED_UPDATES, setup
 from bot_memory_aiogram.emulator import BotAPIEmulator
 from tests.conftest import make_settings
@@ -28,6 +30,7 @@ USER = 1001
 GROUP = -100777
 TOPIC = 5
 ADMIN, MEMBER = 2001, 2002
+PRIVATE_SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=USER, user_id=USER)
 
 
 @dataclass
@@ -219,3 +222,37 @@ async def test_bad_input_is_logged_not_fatal(env: Env) -> None:
 
     await wait_until(third_closed)
     assert len(await env.rows("SELECT id FROM messages")) == 5
+
+
+async def test_edits_and_forwards_over_http(env: Env) -> None:
+    pushed = env.emu.push_message(chat_id=USER, user_id=USER, text="my locker is number 12")
+    await env.emu.wait_for_sent(1)
+
+    async def indexed() -> bool:
+        return (await env.memory.recall(PRIVATE_SCOPE)).mode == "index"
+
+    await wait_until(indexed)
+    # Editing the source makes the memory built on it unavailable at once.
+    env.emu.push_edited_message(
+        chat_id=USER, message_id=pushed["message"]["message_id"], text="my locker is number 40"
+    )
+
+    async def forgotten() -> bool:
+        return (await env.memory.recall(PRIVATE_SCOPE)).mode == "empty"
+
+    await wait_until(forgotten)
+    [row] = await env.rows("SELECT text, edited_at FROM messages WHERE role = 'user'")
+    assert row["text"] == "my locker is number 40" and row["edited_at"] is not None
+
+    # A forwarded "remember that ..." is not a request: the agent answers it instead.
+    before = len(env.llm.chat_requests())
+    sent = await env.say(
+        2, chat_id=USER, user_id=USER, text="remember that I owe Bob $5", forward_from_user_id=555
+    )
+    assert sent["text"].startswith("fake answer:")
+    assert len(env.llm.chat_requests()) == before + 1
+    raw = (await env.rows("SELECT state FROM workspaces WHERE id = 'test'"))[0]["state"]
+    notes = [
+        r for r in WorkspaceState.model_validate_json(raw).records.values() if r.origin == "note"
+    ]
+    assert notes == []

@@ -1,0 +1,73 @@
+"""Which messages count as directed at the bot (pure, on aiogram's own Message model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiogram.types import Message
+
+from bot_memory_aiogram.emulator import command_entity, mention_entity
+from bot_memory_aiogram.middleware.directed import is_directed, message_flags
+
+BOT_ID, BOT = 42, "memory_test_bot"
+USER = {"id": 7, "is_bot": False, "first_name": "U"}
+BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "B", "username": BOT}
+GROUP = {"id": -100, "type": "supergroup", "title": "G", "is_forum": True}
+
+
+def msg(text: str = "hi", chat: dict[str, Any] | None = None, **extra: Any) -> Message:
+    data = {"message_id": 10, "date": 0, "chat": chat or GROUP, "from": USER, "text": text}
+    data.update(extra)
+    return Message.model_validate(data)
+
+
+def reply_to(sender: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"message_id": 3, "date": 0, "chat": GROUP, "from": sender, "text": "x", **extra}
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (msg(chat={"id": 7, "type": "private", "first_name": "U"}), True),
+        (msg("lunch anyone?"), False),
+        (msg(f"@{BOT} hi", entities=[mention_entity(f"@{BOT} hi", BOT)]), True),
+        (msg("@other_bot hi", entities=[mention_entity("@other_bot hi", "other_bot")]), False),
+        (msg("/remember x", entities=[command_entity("/remember x")]), True),
+        (msg(f"/remember@{BOT} x", entities=[command_entity(f"/remember@{BOT} x")]), True),
+        (msg("/remember@other_bot x", entities=[command_entity("/remember@other_bot x")]), False),
+        (msg("thanks", reply_to_message=reply_to(BOT_USER)), True),
+        (msg("thanks", reply_to_message=reply_to(USER)), False),
+        # In a topic the bot created, every message "replies" to the creation message.
+        (
+            msg(
+                "hello all",
+                message_thread_id=3,
+                is_topic_message=True,
+                reply_to_message=reply_to(
+                    BOT_USER, forum_topic_created={"name": "T", "icon_color": 1}
+                ),
+            ),
+            False,
+        ),
+        (
+            msg(
+                "hello all",
+                message_thread_id=3,
+                is_topic_message=True,
+                reply_to_message=reply_to(BOT_USER),
+            ),
+            False,
+        ),
+    ],
+)
+def test_is_directed(message: Message, expected: bool) -> None:
+    assert is_directed(message, bot_id=BOT_ID, bot_username=BOT) is expected
+
+
+def test_quoted_and_forwarded_flags() -> None:
+    assert message_flags(msg()) == (False, False)
+    quoted = msg(quote={"text": "remember that", "position": 0})
+    assert message_flags(quoted) == (True, False)
+    forwarded = msg(forward_origin={"type": "user", "date": 0, "sender_user": USER})
+    assert message_flags(forwarded) == (False, True)
