@@ -115,7 +115,7 @@ async def apply(
                 return ControlResult(
                     request.action, "already_enabled" if want else "already_disabled"
                 )
-            memory.enabled = want
+            memory.set_enabled(want, source.request_id)
             tx.touch(scope.key)
             return ControlResult(request.action, "enabled" if want else "disabled")
         if not memory.enabled:

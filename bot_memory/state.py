@@ -85,6 +85,25 @@ class ScopeMemory(_Strict):
     index: ScopeIndex = Field(default_factory=ScopeIndex)
     extracted_through: int = 0  # newest request ID whose sources were handed to extraction
     tombstones: list[str] = Field(default_factory=list)  # content-free source IDs, forgotten
+    off_since: int | None = None  # the request that turned memory off, while it is off
+    # (off request, on request) pairs: what was said in between is never extracted later.
+    off_ranges: list[tuple[int, int]] = Field(default_factory=list)
+
+    def was_off(self, request_id: int) -> bool:
+        return any(lo < request_id < hi for lo, hi in self.off_ranges)
+
+    def set_enabled(self, enabled: bool, request_id: int) -> None:
+        if enabled and not self.enabled and self.off_since is not None:
+            self.off_ranges.append((self.off_since, request_id))
+            self.off_since = None
+        elif not enabled and self.enabled:
+            self.off_since = request_id
+        self.enabled = enabled
+
+    def advance(self, through_request: int) -> None:
+        """Move the extraction watermark; off ranges wholly behind it are no longer needed."""
+        self.extracted_through = max(self.extracted_through, through_request)
+        self.off_ranges = [r for r in self.off_ranges if r[1] > self.extracted_through]
 
 
 class WorkspaceState(_Strict):

@@ -198,3 +198,25 @@ async def test_inactive_records_are_pruned_by_the_worker(memory: Memory) -> None
     state = await state_of(memory)
     assert state.records == {}
     assert (await memory.recall(PRIVATE)).mode == "empty"
+
+
+async def control(memory: Memory, scope: Scope, text: str, speaker: int) -> str:
+    """A direct request as the router runs it: its own memory_control request, closed."""
+    request = recognize(text)
+    assert request is not None
+    source = await memory.record(scope, text=text, speaker_id=speaker)
+    await memory.begin(source, kind="memory_control")
+    result = await memory.control(request, source, is_admin=False)
+    await memory.finish(source, status="succeeded", answer_text=result.outcome, bot_id=42)
+    return result.outcome
+
+
+async def test_what_is_said_while_memory_is_off_is_never_extracted(memory: Memory) -> None:
+    assert await control(memory, PRIVATE, "turn off memory", 1001) == "disabled"
+    await exchange(memory, PRIVATE, "my pin code hint is the cat's birthday")
+    assert (await memory.pipeline.tick()).planned == []  # off: nothing is generated
+    assert await control(memory, PRIVATE, "turn on memory", 1001) == "enabled"
+    await exchange(memory, PRIVATE, "I moved to Lisbon")
+    await memory.pipeline.tick()
+    [record] = (await state_of(memory)).valid_records(PRIVATE.key)
+    assert "Lisbon" in record.summary and "cat" not in record.summary

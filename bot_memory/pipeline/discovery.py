@@ -12,7 +12,7 @@ from bot_memory.pipeline import jobs
 from bot_memory.pipeline.batching import Pair, ScopeActivity, build_batch, is_due
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
-from bot_memory.state import WorkspaceState, source_id
+from bot_memory.state import ScopeMemory, WorkspaceState, source_id
 from bot_memory.store import lock_workspace, write_workspace
 
 log = structlog.get_logger(__name__)
@@ -58,22 +58,16 @@ async def discover(ctx: PipelineContext, workspace: str, now: datetime) -> list[
             last_activity=row["last_activity"],
             busy=row["busy"],
         )
-        scope = state.scopes.get(activity.scope_key)
+        scope = state.scopes.get(activity.scope_key) or ScopeMemory()
         if not is_due(
             activity,
-            enabled=scope.enabled if scope else True,
-            extracted_through=scope.extracted_through if scope else 0,
+            enabled=scope.enabled,
+            extracted_through=scope.extracted_through,
             now=now,
             idle_window=idle,
         ):
             continue
-        job_id = await _plan(
-            ctx,
-            workspace,
-            activity,
-            scope.extracted_through if scope else 0,
-            set(scope.tombstones) if scope else set(),
-        )
+        job_id = await _plan(ctx, workspace, activity, scope)
         if job_id is not None:
             created.append(job_id)
     return created
@@ -83,10 +77,12 @@ async def _plan(
     ctx: PipelineContext,
     workspace: str,
     activity: ScopeActivity,
-    watermark: int,
-    tombstones: set[str],
+    scope: ScopeMemory,
 ) -> int | None:
+    """Snapshot the scope's new, retained pairs (not forgotten, not said while memory was off)."""
     pool = ctx.pool
+    watermark = scope.extracted_through
+    tombstones = set(scope.tombstones)
     rows = await pool.fetch(
         """
         SELECT r.id AS request_id, r.provider, r.model,
@@ -117,7 +113,7 @@ async def _plan(
             assistant_text=r["a_text"],
         )
         for r in rows
-        if source_id(r["u_id"]) not in tombstones
+        if source_id(r["u_id"]) not in tombstones and not scope.was_off(r["request_id"])
     ]
     pinned = {r["request_id"]: (r["provider"], r["model"]) for r in rows}
     through = activity.newest_succeeded or watermark
@@ -132,7 +128,7 @@ async def _plan(
         )
         async with pool.acquire() as conn, conn.transaction():
             tx = await lock_workspace(conn, workspace)
-            tx.state.scope(activity.scope_key).extracted_through = through
+            tx.state.scope(activity.scope_key).advance(through)
             tx.touch(activity.scope_key)
             await write_workspace(tx, directory_max=ctx.settings.pending_directory_max)
         return None

@@ -134,7 +134,7 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
                 last_used_at=now,
             )
             add_record(tx.state, record)
-        scope.extracted_through = max(scope.extracted_through, snap.through_request)
+        scope.advance(snap.through_request)
         tx.touch(job.scope_key)
         await jobs.advance(conn, job, "consolidate" if record else "done")
         await write_workspace(tx, directory_max=ctx.settings.pending_directory_max)
