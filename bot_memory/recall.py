@@ -31,7 +31,6 @@ class RecallContext:
     mode: RecallMode
     text: str | None = None  # the framed block to put in the prompt; None when nothing to add
     memory_ids: list[str] = field(default_factory=list)
-    source_ids: list[str] = field(default_factory=list)
 
 
 def render(row: RecallRow | None, scope: Scope) -> RecallContext:
@@ -57,7 +56,7 @@ def render(row: RecallRow | None, scope: Scope) -> RecallContext:
     else:
         return RecallContext(mode="empty")
     text = FRAME_HEAD.format(where=where) + body + "\n" + FRAME_TAIL
-    return RecallContext(mode=mode, text=text, memory_ids=list(ids), source_ids=row.source_ids)
+    return RecallContext(mode=mode, text=text, memory_ids=list(ids))
 
 
 async def recall(store: Store, scope: Scope) -> RecallContext:

@@ -150,6 +150,3 @@ class Memory:
             provider=self.model.provider,
             model=self.model.model,
         )
-
-    def is_workspace_admin(self, user_id: int) -> bool:
-        return user_id in self.settings.admin_user_ids

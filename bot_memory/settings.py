@@ -70,7 +70,3 @@ class MemorySettings(BaseSettings):
 
     # --- authorization ------------------------------------------------------------------------
     admin_user_ids: frozenset[int] = frozenset()  # workspace owners/admins beyond chat admins
-
-    @property
-    def llm_configured(self) -> bool:
-        return bool(self.llm_base_url)

@@ -30,12 +30,6 @@ def source_id(message_id: int) -> str:
     return f"m{message_id}"
 
 
-def parse_source_id(value: str) -> int | None:
-    if len(value) > 1 and value[0] == "m" and value[1:].isdigit():
-        return int(value[1:])
-    return None
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -233,7 +227,6 @@ class RecallRow(_Strict):
     index_text: str
     memory_ids: list[str]
     directory: list[DirectoryEntry]
-    source_ids: list[str]
 
 
 def build_recall_row(
@@ -247,14 +240,10 @@ def build_recall_row(
         )
         for r in records[:directory_max]
     ]
-    by_id = {r.id: r for r in records}
-    exposed = scope.index.memory_ids if scope.index.text else [d.id for d in directory]
-    sources = sorted({sid for mid in exposed if mid in by_id for sid in by_id[mid].source_ids})
     return RecallRow(
         enabled=scope.enabled,
         pending=scope.index.pending or not scope.index.text,
         index_text=scope.index.text,
         memory_ids=list(scope.index.memory_ids),
         directory=directory,
-        source_ids=sources,
     )

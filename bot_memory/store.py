@@ -27,7 +27,6 @@ from bot_memory.state import (
 )
 
 RequestStatus = Literal["queued", "running", "awaiting_approval", "succeeded", "failed"]
-OPEN_STATUSES = ("queued", "running", "awaiting_approval")
 
 
 @dataclass(frozen=True)

@@ -70,4 +70,5 @@ def test_recall_row_is_scoped() -> None:
     add_record(state, record("a", ["m1"], scope="s1"))
     add_record(state, record("b", ["m2"], scope="s2"))
     row = build_recall_row(state, "s1", directory_max=8)
-    assert [d.id for d in row.directory] == ["a"] and row.source_ids == ["m1"]
+    assert [d.id for d in row.directory] == ["a"]
+    assert [d.id for d in build_recall_row(state, "s2", directory_max=8).directory] == ["b"]

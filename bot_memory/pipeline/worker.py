@@ -115,7 +115,6 @@ class Worker:
         self.pipeline = pipeline
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
-        self.ticks = 0
 
     @property
     def running(self) -> bool:
@@ -147,6 +146,5 @@ class Worker:
                 raise
             except Exception:  # a bad tick is logged; the loop goes on
                 log.exception("pipeline.tick_failed")
-            self.ticks += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), settings.tick_interval_seconds)
