@@ -22,7 +22,7 @@ from bot_memory.pipeline.prompts import (
 from bot_memory.redaction import redact
 from bot_memory.scopes import scope_kind_of
 from bot_memory.state import WorkspaceState, content_hash, set_index
-from bot_memory.store import lock_workspace, write_workspace
+from bot_memory.store import WorkspaceTx, lock_workspace, write_workspace
 
 log = structlog.get_logger(__name__)
 
@@ -67,41 +67,37 @@ async def plan_consolidation(
     )
 
 
-async def plan_pending(ctx: PipelineContext, workspace: str) -> list[int]:
+async def plan_pending(ctx: PipelineContext, tx: WorkspaceTx) -> list[int]:
     """Queue consolidation for scopes whose index went stale on its own (an edited or pruned
     source) and that nothing is already rebuilding. A scope whose last attempt failed waits
     out the backoff, so a persistent failure costs one call per backoff period, not per tick."""
     created: list[int] = []
-    async with ctx.pool.acquire() as conn, conn.transaction():
-        tx = await lock_workspace(conn, workspace)
-        for scope_key, memory in tx.state.scopes.items():
-            if not (memory.enabled and memory.index.pending):
-                continue
-            if not tx.state.valid_records(scope_key):
-                continue
-            busy = await conn.fetchval(
-                "SELECT 1 FROM memory_jobs WHERE workspace_id = $1 AND scope_key = $2"
-                " AND (phase IN ('extract', 'consolidate') OR (phase IN ('failed', 'stopped')"
-                " AND updated_at > now() - make_interval(secs => $3))) LIMIT 1",
-                workspace,
-                scope_key,
-                ctx.settings.failure_backoff_seconds,
-            )
-            if busy:
-                continue
-            job_id = await plan_consolidation(
-                conn,
-                workspace=workspace,
-                scope_key=scope_key,
-                scope_kind=scope_kind_of(scope_key),
-                state=tx.state,
-                origin_request_id=None,  # charged to the workspace budget alone
-                provider=ctx.model.provider,
-                model=ctx.model.model,
-                reason="stale index",
-            )
-            if job_id is not None:
-                created.append(job_id)
+    for scope_key, memory in tx.state.scopes.items():
+        if not (memory.enabled and memory.index.pending and tx.state.valid_records(scope_key)):
+            continue
+        busy = await tx.conn.fetchval(
+            "SELECT 1 FROM memory_jobs WHERE workspace_id = $1 AND scope_key = $2"
+            " AND (phase IN ('extract', 'consolidate') OR (phase IN ('failed', 'stopped')"
+            " AND updated_at > now() - make_interval(secs => $3))) LIMIT 1",
+            tx.workspace,
+            scope_key,
+            ctx.settings.failure_backoff_seconds,
+        )
+        if busy:
+            continue
+        job_id = await plan_consolidation(
+            tx.conn,
+            workspace=tx.workspace,
+            scope_key=scope_key,
+            scope_kind=scope_kind_of(scope_key),
+            state=tx.state,
+            origin_request_id=None,  # charged to the workspace budget alone
+            provider=ctx.model.provider,
+            model=ctx.model.model,
+            reason="stale index",
+        )
+        if job_id is not None:
+            created.append(job_id)
     return created
 
 

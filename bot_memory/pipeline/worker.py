@@ -17,12 +17,12 @@ import structlog
 from bot_memory.charging import BudgetExhausted
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
-from bot_memory.pipeline.consolidation import plan_pending, run_consolidation
+from bot_memory.pipeline.consolidation import run_consolidation
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import discover
 from bot_memory.pipeline.extraction import SourcesChanged, run_extraction
 from bot_memory.pipeline.jobs import Job
-from bot_memory.retention import sweep
+from bot_memory.pipeline.maintenance import maintain
 
 log = structlog.get_logger(__name__)
 
@@ -42,11 +42,9 @@ class Pipeline:
         now = now or datetime.now(UTC)
         workspaces = [r["id"] for r in await self.ctx.pool.fetch("SELECT id FROM workspaces")]
         for workspace in workspaces:
-            pruned = await sweep(self.ctx.store, self.ctx.settings, workspace, now)
-            if pruned:
-                log.info("retention.pruned", workspace=workspace, scopes=sorted(pruned))
+            # Discovery first: a scope it plans an extraction for needs no separate rebuild.
             report.planned += await discover(self.ctx, workspace, now)
-            report.planned += await plan_pending(self.ctx, workspace)
+            report.planned += await maintain(self.ctx, workspace, now)
         while True:
             job = await jobs.claim_next(
                 self.ctx.pool,
@@ -72,40 +70,33 @@ class Pipeline:
                 if not await jobs.renew_lease(self.ctx.pool, job, settings.lease_seconds):
                     return job.phase
                 await run_consolidation(self.ctx, job, now)
-        except SourcesChanged as exc:
-            await jobs.stop(self.ctx.pool, job, str(exc))
-            log.info("pipeline.job_stopped", job=job.id, reason=str(exc))
-        except BudgetExhausted as exc:
-            await jobs.stop(self.ctx.pool, job, str(exc))
-            log.warning("pipeline.job_stopped", job=job.id, reason=str(exc))
-        except ModelError as exc:
-            if exc.outcome == "unknown":
-                # The provider may have acted and charged: never replay automatically.
-                await jobs.stop(self.ctx.pool, job, f"unknown provider outcome: {exc}")
-                log.warning(
-                    "pipeline.job_stopped", job=job.id, reason="unknown outcome", error=str(exc)
-                )
-            else:
-                phase = await jobs.back_off(
+        except (SourcesChanged, ModelError, ValueError) as exc:
+            retry, reason = _verdict(exc)
+            if retry:
+                job.phase = await jobs.back_off(
                     self.ctx.pool,
                     job,
-                    str(exc),
+                    reason,
                     backoff_seconds=settings.failure_backoff_seconds,
                     max_claims=settings.max_claims_per_input,
                 )
-                job.phase = phase
-                log.warning("pipeline.job_failed", job=job.id, error=str(exc), phase=phase)
-        except ValueError as exc:  # output that parsed but broke a limit or cited the unknown
-            phase = await jobs.back_off(
-                self.ctx.pool,
-                job,
-                f"invalid model output: {exc}",
-                backoff_seconds=settings.failure_backoff_seconds,
-                max_claims=settings.max_claims_per_input,
-            )
-            job.phase = phase
-            log.warning("pipeline.job_failed", job=job.id, error=str(exc), phase=phase)
+                log.warning("pipeline.job_failed", job=job.id, error=reason, phase=job.phase)
+            else:
+                await jobs.stop(self.ctx.pool, job, reason)
+                log.warning("pipeline.job_stopped", job=job.id, reason=reason)
         return job.phase
+
+
+def _verdict(exc: Exception) -> tuple[bool, str]:
+    """(retry after the backoff?, reason) for a job that could not finish."""
+    if isinstance(exc, SourcesChanged | BudgetExhausted):
+        return False, str(exc)  # a new snapshot or budget is needed, not another try
+    if isinstance(exc, ModelError) and exc.outcome == "unknown":
+        # The provider may have acted and charged: never replay automatically.
+        return False, f"unknown provider outcome: {exc}"
+    if isinstance(exc, ModelError):
+        return True, str(exc)
+    return True, f"invalid model output: {exc}"  # parsed, but broke a limit or cited the unknown
 
 
 class Worker:
