@@ -6,6 +6,7 @@ a background job), so a request's recorded total can grow after its visible answ
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -15,6 +16,7 @@ from bot_memory.models.base import ChatModel, Completion, ModelError, Outcome, U
 from bot_memory.store import Store, UsageEntry
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class BudgetExhausted(ModelError):
@@ -45,26 +47,31 @@ class Charger:
         *,
         tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
-        await self.check_budget(charge)
-        try:
+        async def call() -> tuple[Completion, Usage]:
             completion = await self.model.complete(messages, tools=tools)
-        except ModelError as exc:
-            await self._record(charge, exc.usage, exc.outcome, str(exc))
-            raise
-        await self._record(charge, completion.usage, None, None)
-        return completion
+            return completion, completion.usage
+
+        return await self._charged(charge, call)
 
     async def complete_structured(
         self, charge: Charge, messages: list[dict[str, Any]], output_model: type[M], name: str
     ) -> M:
+        async def call() -> tuple[M, Usage]:
+            parsed, completion = await self.model.complete_structured(messages, output_model, name)
+            return parsed, completion.usage
+
+        return await self._charged(charge, call)
+
+    async def _charged(self, charge: Charge, call: Callable[[], Awaitable[tuple[T, Usage]]]) -> T:
+        """Budget first; then the call, recorded whether it succeeded or not."""
         await self.check_budget(charge)
         try:
-            parsed, completion = await self.model.complete_structured(messages, output_model, name)
+            result, usage = await call()
         except ModelError as exc:
             await self._record(charge, exc.usage, exc.outcome, str(exc))
             raise
-        await self._record(charge, completion.usage, None, None)
-        return parsed
+        await self._record(charge, usage, None, None)
+        return result
 
     async def check_budget(self, charge: Charge) -> None:
         limit = self.workspace_budget_usd

@@ -11,12 +11,13 @@ from pydantic import BaseModel
 from bot_memory.charging import Charge, Charger
 from bot_memory.models.base import ChatModel
 from bot_memory.pipeline.jobs import Job
+from bot_memory.pipeline.prompts import CONSOLIDATION, EXTRACTION
 from bot_memory.settings import MemorySettings
 from bot_memory.store import Store
 
 M = TypeVar("M", bound=BaseModel)
 
-OUTPUT_NAMES = {"memory_extract": "memory_extraction", "memory_consolidate": "memory_consolidation"}
+OUTPUT_NAMES = {"memory_extract": EXTRACTION, "memory_consolidate": CONSOLIDATION}
 
 
 @dataclass
