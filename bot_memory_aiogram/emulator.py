@@ -54,10 +54,11 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 from aiohttp import web
+
+from bot_memory_aiogram.loopback import LoopbackServer
 
 __all__ = [
     "ApiCall",
@@ -505,7 +506,7 @@ _Handler = Callable[[JsonDict], Awaitable[Any]]
 # ------------------------------------------------------------------------ emulator
 
 
-class BotAPIEmulator:
+class BotAPIEmulator(LoopbackServer):
     """A Telegram Bot API server on loopback for one bot (see the module docstring)."""
 
     def __init__(
@@ -518,12 +519,11 @@ class BotAPIEmulator:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        super().__init__(host, port)
         self.token = token
         self.bot_id = bot_id
         self.username = username
         self.first_name = first_name
-        self.host = host
-        self._port = port
         #: Every request received, in arrival order (including ``getUpdates``).
         self.calls: list[ApiCall] = []
         #: Status answered by ``getChatMember`` for pairs without an explicit status.
@@ -548,7 +548,6 @@ class BotAPIEmulator:
 
         self._waiters: set[asyncio.Future[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
         self._closing = False
         self._poll_generation = 0
         self._last_activity = time.monotonic()
@@ -581,70 +580,25 @@ class BotAPIEmulator:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self) -> None:
-        """Bind and serve.  ``port=0`` picks a free port; a restart reuses the port."""
-        if self._runner is not None:
-            return
-        self._loop = asyncio.get_running_loop()
-        self._closing = False
+    def build_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
-        # handler_cancellation: a client that gives up on a long poll (aiogram's
-        # stop_polling cancels the request) cancels the server-side wait at once.
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0
-        )
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self._port)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        address = runner.addresses[0]
-        self._port = int(address[1])
-        self._runner = runner
+        return app
 
-    async def stop(self) -> None:
-        """Stop serving.  Pending long polls are answered with ``[]`` right away."""
-        runner = self._runner
-        if runner is None:
-            return
+    def on_start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._closing = False
+
+    def on_stop(self) -> None:
+        """Pending long polls are answered with ``[]`` right away."""
         self._closing = True
         self._notify()
-        self._runner = None
-        await runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port (the configured one before :meth:`start`)."""
-        return self._port
 
     @property
     def base_url(self) -> str:
         """``http://host:port``; pass it to ``TelegramAPIServer.from_base``."""
-        if self._port == 0:
-            msg = "BotAPIEmulator is not started yet (port 0 is chosen on start())"
-            raise RuntimeError(msg)
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self._port}"
-
-    @property
-    def is_running(self) -> bool:
-        return self._runner is not None
+        return self.origin
 
     # --------------------------------------------------------------- inspection
 
@@ -942,18 +896,17 @@ class BotAPIEmulator:
             msg = f"no known message {message_id} in chat {chat_id} to edit"
             raise KeyError(msg)
         message = copy.deepcopy(stored)
-        if text is not None:
-            message["text"] = text
-            found = _auto_entities(text) if entities is None else entities
-            message.pop("entities", None)
+        for field_name, entities_name, value in (
+            ("text", "entities", text),
+            ("caption", "caption_entities", caption),
+        ):
+            if value is None:
+                continue
+            message[field_name] = value
+            found = _auto_entities(value) if entities is None else entities
+            message.pop(entities_name, None)
             if found:
-                message["entities"] = copy.deepcopy(found)
-        if caption is not None:
-            message["caption"] = caption
-            found = _auto_entities(caption) if entities is None else entities
-            message.pop("caption_entities", None)
-            if found:
-                message["caption_entities"] = copy.deepcopy(found)
+                message[entities_name] = copy.deepcopy(found)
         message["edit_date"] = max(_now(), int(message.get("date", 0)))
         self._store_message(message)
         return self._enqueue({"edited_message": message})

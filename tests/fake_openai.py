@@ -14,10 +14,11 @@ import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from aiohttp import web
+
+from bot_memory_aiogram.loopback import LoopbackServer
 
 __all__ = ["HANG_SECONDS", "FakeOpenAI", "Responder", "ScriptItem", "default_responder"]
 
@@ -209,14 +210,13 @@ def default_responder(body: JsonDict) -> JsonDict:
 # ------------------------------------------------------------------------ server
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """The fake server.  ``api_key=None`` disables the Authorization check."""
 
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, api_key: str | None = "test-key"
     ) -> None:
-        self.host = host
-        self.port = port
+        super().__init__(host, port)
         self.api_key = api_key
         #: Parsed bodies of authorized, well-formed requests in arrival order.
         self.requests: list[JsonDict] = []
@@ -225,60 +225,28 @@ class FakeOpenAI:
         #: Requests received on /chat/completions (including rejected ones).
         self.calls_started = 0
         self._script: list[ScriptItem] = []
-        self._runner: web.AppRunner | None = None
         self._changed = asyncio.Event()
         self._closing = asyncio.Event()
         self._ids = itertools.count(1)
 
     # ----------------------------------------------------------- lifecycle
 
-    async def start(self) -> None:
-        if self._runner is not None:
-            return
-        self._closing = asyncio.Event()
-        self._changed = asyncio.Event()
+    def build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_get("/v1/models", self._models)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0
-        )
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self.port = int(runner.addresses[0][1])
-        self._runner = runner
+        return app
 
-    async def stop(self) -> None:
-        runner = self._runner
-        if runner is None:
-            return
-        self._runner = None
-        self._closing.set()
-        await runner.cleanup()
+    def on_start(self) -> None:
+        self._closing = asyncio.Event()
+        self._changed = asyncio.Event()
 
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
+    def on_stop(self) -> None:
+        self._closing.set()  # a "hang" answer ends now
 
     @property
     def base_url(self) -> str:
-        if self.port == 0:
-            msg = "FakeOpenAI is not started yet"
-            raise RuntimeError(msg)
-        return f"http://{self.host}:{self.port}/v1"
+        return f"{self.origin}/v1"
 
     # ----------------------------------------------------------- scripting
 
