@@ -85,8 +85,20 @@ class Demo:
         self.emu.push_message(text=text, first_name=who, **kw)
         reply = (await self.emu.wait_for_sent(expected))[expected - 1].params
         print(f"   bot: {reply['text']}")
-        await asyncio.sleep(0.05)  # the handler records the answer right after sending it
+        await self.request_closed()
         return reply
+
+    async def request_closed(self) -> None:
+        """The handler closes its request right after the reply is sent: wait for that."""
+        deadline = time.monotonic() + 10
+        while await self.memory.store.pool.fetchval(
+            "SELECT count(*) FROM requests WHERE workspace_id = $1"
+            " AND status IN ('queued', 'running')",
+            WORKSPACE,
+        ):
+            if time.monotonic() > deadline:
+                raise TimeoutError("a request stayed open after its reply")
+            await asyncio.sleep(0.01)
 
     async def in_group(
         self, text: str, user_id: int, language: str = "en", reply_to: int | None = None
