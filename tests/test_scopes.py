@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_memory.scopes import Scope, resolve_scope
@@ -68,6 +68,7 @@ scopes = st.builds(
 )
 
 
+@settings(deadline=None)  # the first example pays pydantic warm-up
 @given(scopes, scopes)
 def test_distinct_scopes_never_share_a_key(a: Scope, b: Scope) -> None:
     assert (a.key == b.key) == (a == b)
