@@ -1,10 +1,16 @@
-"""Ingress and recall, as ratios against raw baselines measured in the same process.
+"""Ingress, recall, commits and access checks, as ratios against raw baselines measured in the
+same process.
 
 (a) ingress: aiogram dispatch of a private text update through bot-memory's outer middleware
-    and routers (scope, directed check, recognizer, one INSERT ... INSERT statement) against
-    bare dispatch to a handler doing one raw asyncpg INSERT.
+    and routers (workspace and scope, directed check, recognizer, one INSERT ... INSERT
+    statement) against bare dispatch to a handler doing one raw asyncpg INSERT.
 (b) recall: Memory.recall(scope) in a workspace holding 256 memory records (~3 KB each),
-    against a raw single-row SELECT; the whole-record JSONB read is shown for scale.
+    against a raw single-row SELECT.
+(c) commit: one "remember" (lock the workspace, insert the note and its source, evict past the
+    256-record cap, rewrite the scope's recall row, plan a consolidation) against one small raw
+    UPDATE.
+(d) membership: the group membership check of a request when the cache holds the answer,
+    against a plain dict lookup.
 
     .venv/bin/python bench/bench_memory.py
 """
@@ -29,16 +35,20 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.types import Message, Update
 
+from bot_memory.access import MemberStatus, Requester
+from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import MemoryRecord, SourceRef, set_index
+from bot_memory.state import MemoryRecord, SourceRef
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.emulator import BotAPIEmulator
 
 UPDATES = 2000
 RECALLS = 2000
 RECORDS = 256
+COMMITS = 200
+MEMBERSHIP = 20_000
 
 
 def update(i: int) -> Update:
@@ -120,59 +130,96 @@ async def bench_ingress(memory: Memory, bot: Bot) -> dict[str, float]:
     }
 
 
-async def bench_recall(memory: Memory) -> dict[str, float]:
-    scope = Scope(
-        workspace=memory.settings.workspace, bot_id=1, kind="private", chat_id=9, user_id=9
-    )
+async def fill(memory: Memory, scope: Scope) -> None:
+    """256 records of ~3 KB in the scope's workspace, the first 12 indexed."""
     now = datetime.now(UTC)
     rng = random.Random(7)
-    async with memory.store.locked_workspace(scope.workspace) as tx:
+    async with memory.store.locked(scope.workspace, create=True) as tx:
         for i in range(RECORDS):
-            record = MemoryRecord(
-                id=f"mem_{i:012d}",
-                scope_key=scope.key,
-                origin="extracted",
-                title=f"record {i}",
-                summary=prose(rng, 3000),
-                speaker_ids=[9],
-                thread_ids=[0],
-                sources=[
-                    SourceRef(id=f"m{i * 2 + k}", hash="0" * 32, speaker_id=9) for k in range(2)
-                ],
-                created_at=now,
-                last_used_at=now,
+            await tx.add_record(
+                MemoryRecord(
+                    id=f"mem_{i:012d}",
+                    scope_key=scope.key,
+                    origin="extracted",
+                    title=f"record {i}",
+                    summary=prose(rng, 3000),
+                    speaker_ids=[9],
+                    thread_ids=[0],
+                    sources=[
+                        SourceRef(message_id=i * 2 + k, hash="0" * 32, speaker_id=9)
+                        for k in range(2)
+                    ],
+                    created_at=now,
+                    last_used_at=now,
+                ),
+                now,
             )
-            tx.state.records[record.id] = record
+        state = await tx.scope(scope)
         ids = [f"mem_{i:012d}" for i in range(12)]
-        set_index(tx.state, scope.key, "\n".join(f"- {m}: " + "x" * 360 for m in ids), ids, now)
-        tx.touch(scope.key)
+        state.index.text = "\n".join(f"- {m}: " + "x" * 360 for m in ids)
+        state.index.memory_ids, state.index.built_at, state.index.pending = ids, now, False
+        tx.save(state)
+
+
+async def bench_recall(memory: Memory) -> dict[str, float]:
+    scope = Scope(workspace="bench-recall", bot_id=1, kind="private", chat_id=9, user_id=9)
+    await fill(memory, scope)
     pool = memory.store.pool
-    size = await pool.fetchval(
-        "SELECT pg_column_size(state) FROM workspaces WHERE id = $1", scope.workspace
-    )
     raw = await timed(
         RECALLS,
         lambda _: pool.fetchval("SELECT version FROM workspaces WHERE id = $1", scope.workspace),
     )
-    whole = await timed(
-        RECALLS // 10,
-        lambda _: pool.fetchval("SELECT state FROM workspaces WHERE id = $1", scope.workspace),
-    )
     ours = await timed(RECALLS, lambda _: memory.recall(scope))
     assert (await memory.recall(scope)).mode == "index"
-    return {
-        "record_jsonb_kb": size / 1024,
-        "recall_baseline_us": raw,
-        "recall_ours_us": ours,
-        "recall_ratio": ours / raw,
-        "whole_record_us": whole,
-        "whole_record_ratio": whole / raw,
-    }
+    return {"recall_baseline_us": raw, "recall_ours_us": ours, "recall_ratio": ours / raw}
+
+
+async def bench_commit(memory: Memory) -> dict[str, float]:
+    scope = Scope(workspace="bench-commit", bot_id=1, kind="private", chat_id=8, user_id=8)
+    await fill(memory, scope)
+    pool = memory.store.pool
+    await pool.execute("CREATE TABLE IF NOT EXISTS bench_small (id int PRIMARY KEY, n bigint)")
+    await pool.execute("INSERT INTO bench_small VALUES (1, 0) ON CONFLICT DO NOTHING")
+    sources = []
+    for i in range(5 * COMMITS):
+        text = f"remember that box {i} is on shelf {i % 17}"
+        source = await memory.record(scope, text=text, speaker_id=8)
+        assert source is not None
+        sources.append(source)
+    request = recognize(sources[0].text)
+    assert request is not None
+    raw = await timed(
+        COMMITS, lambda _: pool.execute("UPDATE bench_small SET n = n + 1 WHERE id = 1")
+    )
+    ours = await timed(COMMITS, lambda i: memory.control(request, sources[i]))
+    count = await pool.fetchval(
+        "SELECT count(*) FROM memory_records WHERE workspace_id = $1", scope.workspace
+    )
+    assert count == RECORDS, "the cap holds"
+    return {"commit_baseline_us": raw, "commit_ours_us": ours, "commit_ratio": ours / raw}
+
+
+async def bench_membership(memory: Memory) -> dict[str, float]:
+    group = Scope(workspace="bench-g", bot_id=1, kind="shared", chat_id=-7, topic_id=0)
+
+    async def lookup(chat_id: int, user_id: int) -> MemberStatus:
+        return MemberStatus(status="member")
+
+    gate = memory.gate(group, Requester(user_id=5, chat_id=-7), lookup)
+    assert (await gate.membership()).member  # fills the cache
+    plain = {(1, -7, 5): "member"}
+
+    async def dict_lookup(_: int) -> object:
+        return plain.get((1, -7, 5))
+
+    raw = await timed(MEMBERSHIP, dict_lookup)
+    ours = await timed(MEMBERSHIP, lambda _: gate.membership())
+    return {"member_baseline_us": raw, "member_ours_us": ours, "member_ratio": ours / raw}
 
 
 async def run_async() -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bm-bench-") as tmp:
-        settings = MemorySettings(data_dir=Path(tmp), workspace="bench", llm_base_url=None)
+        settings = MemorySettings(data_dir=Path(tmp), llm_base_url=None)  # per-chat workspaces
         memory = await Memory.open(settings)
         emu = BotAPIEmulator()
         await emu.start()
@@ -181,6 +228,8 @@ async def run_async() -> dict[str, float]:
             await bot.me()  # cached: dispatch below makes no HTTP calls
             results = await bench_ingress(memory, bot)
             results.update(await bench_recall(memory))
+            results.update(await bench_commit(memory))
+            results.update(await bench_membership(memory))
         finally:
             await bot.session.close()
             await emu.stop()
@@ -198,11 +247,18 @@ def report(results: dict[str, float]) -> None:
         f"INSERT {results['ingress_baseline_us']:.0f} us -> ratio {results['ingress_ratio']:.2f}"
     )
     print(
-        f"recall per request ({RECORDS} records, {results['record_jsonb_kb']:.0f} KB JSONB "
-        f"record): ours {results['recall_ours_us']:.0f} us vs raw single-row SELECT "
-        f"{results['recall_baseline_us']:.0f} us -> ratio {results['recall_ratio']:.2f}; "
-        f"whole-record read {results['whole_record_us']:.0f} us -> ratio "
-        f"{results['whole_record_ratio']:.1f}"
+        f"recall per request ({RECORDS} records of ~3 KB in the workspace): ours "
+        f"{results['recall_ours_us']:.0f} us vs raw single-row SELECT "
+        f"{results['recall_baseline_us']:.0f} us -> ratio {results['recall_ratio']:.2f}"
+    )
+    print(
+        f"remember commit at the {RECORDS}-record cap: ours {results['commit_ours_us']:.0f} us"
+        f" vs small raw UPDATE {results['commit_baseline_us']:.0f} us -> ratio "
+        f"{results['commit_ratio']:.1f}"
+    )
+    print(
+        f"membership check (cache hit): ours {results['member_ours_us']:.2f} us vs dict lookup "
+        f"{results['member_baseline_us']:.2f} us -> ratio {results['member_ratio']:.1f}"
     )
 
 

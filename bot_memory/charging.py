@@ -74,14 +74,9 @@ class Charger:
         return result
 
     async def check_budget(self, charge: Charge) -> None:
-        limit = self.workspace_budget_usd
-        if charge.request_id is not None:
-            request_left, workspace_left = await self.store.remaining_budget(
-                charge.request_id, limit
-            )
-        else:
-            request_left = float("inf")
-            workspace_left = limit - await self.store.workspace_spent(charge.workspace)
+        request_left, workspace_left = await self.store.remaining_budget(
+            charge.workspace, charge.request_id, self.workspace_budget_usd
+        )
         if request_left <= 0 or workspace_left <= 0:
             raise BudgetExhausted(
                 f"budget exhausted (request ${request_left:.4f}, workspace ${workspace_left:.4f})"

@@ -1,7 +1,9 @@
 """Explicit user control: remember, forget, enable and disable, with who may do what.
 
-The router (a recognized direct request) and the manage_memory tool both end here, so the rules
-are written once. Changes are durable as soon as this returns, whatever the answer does later.
+The router (a recognized direct request), the manage_memory tool and the /memory screen all end
+here, so the rules are written once. Who the actor is comes from a `Membership` checked at the
+moment of the action, never from anything recalled. Changes are durable as soon as this
+returns, whatever the answer does later.
 """
 
 from __future__ import annotations
@@ -11,19 +13,28 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from bot_memory.intents import MemoryRequest
+import asyncpg
+import structlog
+
+from bot_memory.access import Membership
+from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.pipeline.consolidation import plan_consolidation
+from bot_memory.pipeline.discovery import rearm
+from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.redaction import redact
 from bot_memory.scopes import Scope
 from bot_memory.state import (
     MemoryRecord,
+    ScopeState,
     SourceRef,
-    add_record,
     content_hash,
-    forget,
+    forget_closure,
     new_memory_id,
 )
-from bot_memory.store import SourceMessage, Store, WorkspaceTx
+from bot_memory.store import SourceMessage, Store
+from bot_memory.workspace import WorkspaceTx
+
+log = structlog.get_logger(__name__)
 
 Outcome = Literal[
     "remembered",
@@ -34,7 +45,11 @@ Outcome = Literal[
     "already_enabled",
     "already_disabled",
     "not_allowed",
+    "cascade_not_allowed",
+    "not_member",
     "memory_off",
+    "unavailable",
+    "mismatch",
 ]
 NOTE_TITLE_CHARS = 60
 
@@ -45,22 +60,26 @@ class ControlResult:
     outcome: Outcome
     memory_ids: list[str] = field(default_factory=list)
 
+    @property
+    def changed(self) -> bool:
+        return self.outcome in ("remembered", "forgotten", "enabled", "disabled")
+
 
 # --- authorization (pure) -----------------------------------------------------------------------
 
 
-def may_toggle(scope: Scope, actor_id: int, *, is_admin: bool) -> bool:
+def may_toggle(scope: Scope, actor_id: int, who: Membership) -> bool:
     """Private users control their own scope; group recall needs a workspace owner/admin."""
     if scope.is_private:
         return scope.user_id == actor_id
-    return is_admin
+    return who.admin
 
 
-def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, *, is_admin: bool) -> bool:
+def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membership) -> bool:
     """A participant may forget records whose statements are all theirs; others need an admin."""
     if scope.is_private:
         return scope.user_id == actor_id
-    return is_admin or (bool(record.speaker_ids) and set(record.speaker_ids) == {actor_id})
+    return who.admin or (bool(record.speaker_ids) and set(record.speaker_ids) == {actor_id})
 
 
 # --- literal matching for "forget X" ---------------------------------------------------------
@@ -73,9 +92,9 @@ _ZH_FILLER = re.compile(r"关于|關於|的|记忆|記憶|我说过|我說過|�
 _WORD = re.compile(r"[a-z0-9']{3,}")
 
 
-def matches(record: MemoryRecord, subject: str) -> bool:
-    """Whether a forget subject literally names this record (all its significant words)."""
-    hay = f"{record.title}\n{record.summary}".casefold()
+def mentions(text: str, subject: str) -> bool:
+    """Whether a text literally names a subject (all its significant words)."""
+    hay = text.casefold()
     subject = subject.casefold().strip(" .!?。！？")
     if not subject:
         return False
@@ -88,6 +107,17 @@ def matches(record: MemoryRecord, subject: str) -> bool:
     return all(w in hay for w in words) and all(p.strip() in hay for p in pieces)
 
 
+def matches(record: MemoryRecord, subject: str) -> bool:
+    """Whether a forget subject literally names this record."""
+    return mentions(f"{record.title}\n{record.summary}", subject)
+
+
+def note_subject(record: MemoryRecord) -> str:
+    """What a note asked to remember (its message minus the request words)."""
+    request = recognize(record.summary)
+    return request.subject if request is not None and request.subject else record.summary
+
+
 # --- the four actions -----------------------------------------------------------------------
 
 
@@ -96,7 +126,7 @@ async def apply(
     request: MemoryRequest,
     source: SourceMessage,
     *,
-    is_admin: bool,
+    who: Membership,
     provider: str,
     model: str,
     memory_id: str | None = None,
@@ -105,32 +135,74 @@ async def apply(
 ) -> ControlResult:
     now = now or datetime.now(UTC)
     scope = source.scope
-    async with store.locked_workspace(scope.workspace) as tx:
-        memory = tx.state.scope(scope.key)
+    if not who.member:
+        return ControlResult(request.action, "not_member")
+    async with store.locked(scope.workspace) as tx:
+        state = await tx.scope(scope)
+        if state.suspended:
+            return ControlResult(request.action, "unavailable")
         if request.action in ("enable", "disable"):
-            if not may_toggle(scope, source.speaker_id, is_admin=is_admin):
+            if not may_toggle(scope, source.speaker_id, who):
                 return ControlResult(request.action, "not_allowed")
             want = request.action == "enable"
-            if memory.enabled == want:
+            if state.enabled == want:
                 return ControlResult(
                     request.action, "already_enabled" if want else "already_disabled"
                 )
-            memory.set_enabled(want, source.request_id)
-            tx.touch(scope.key)
+            state.set_enabled(want, source.request_id)
+            tx.save(state)
+            if want:  # what is retained and eligible can be generated again
+                await rearm(tx.conn, scope.workspace, scope.key, now)
+            else:
+                await stop_jobs_touching(tx.conn, scope, None, "memory turned off")
             return ControlResult(request.action, "enabled" if want else "disabled")
-        if not memory.enabled:
+        if not state.enabled:
             return ControlResult(request.action, "memory_off")
         if request.action == "remember":
-            record = _note(source, request, title, now)
-            add_record(tx.state, record)
-            tx.touch(scope.key)
-            await _consolidate_later(tx, scope, source, provider, model, "note")
-            return ControlResult("remember", "remembered", [record.id])
-        return await _forget(tx, scope, source, request, memory_id, is_admin, provider, model)
+            return await _remember(tx, state, source, request, title, provider, model, now)
+        return await _forget(tx, state, source, request, memory_id, who, provider, model, now)
+
+
+async def _remember(
+    tx: WorkspaceTx,
+    state: ScopeState,
+    source: SourceMessage,
+    request: MemoryRequest,
+    title: str | None,
+    provider: str,
+    model: str,
+    now: datetime,
+) -> ControlResult:
+    # One note per message: a repeated remember of the same message returns the first note.
+    built_on = await tx.conn.fetch(
+        "SELECT record_id FROM record_sources WHERE workspace_id = $1 AND message_id = $2"
+        " AND NOT inherited",
+        tx.workspace,
+        source.message_id,
+    )
+    if built_on:
+        notes = [
+            r for r in await tx.records(x["record_id"] for x in built_on) if r.origin == "note"
+        ]
+        if notes:
+            return ControlResult("remember", "remembered", [notes[0].id])
+    retain = await tx.conn.fetchval(
+        "SELECT retain_until FROM messages WHERE workspace_id = $1 AND id = $2",
+        tx.workspace,
+        source.message_id,
+    )
+    record = _note(source, request, title, now, retain)
+    await tx.add_record(record, now)
+    await _consolidate_later(tx, state.scope, source, provider, model, "note")
+    return ControlResult("remember", "remembered", [record.id])
 
 
 def _note(
-    source: SourceMessage, request: MemoryRequest, title: str | None, now: datetime
+    source: SourceMessage,
+    request: MemoryRequest,
+    title: str | None,
+    now: datetime,
+    retain_until: datetime | None,
 ) -> MemoryRecord:
     """Remember saves the user's actual message, redacted; never a model-invented preference."""
     text = redact(source.text)
@@ -145,7 +217,7 @@ def _note(
         thread_ids=[source.thread_id],
         sources=[
             SourceRef(
-                id=source.source_id,
+                message_id=source.message_id,
                 hash=content_hash(source.text),
                 speaker_id=source.speaker_id,
                 thread_id=source.thread_id,
@@ -154,34 +226,94 @@ def _note(
         cited=[source.source_id],
         created_at=now,
         last_used_at=now,
+        available_until=retain_until,
     )
 
 
 async def _forget(
     tx: WorkspaceTx,
-    scope: Scope,
+    state: ScopeState,
     source: SourceMessage,
     request: MemoryRequest,
     memory_id: str | None,
-    is_admin: bool,
+    who: Membership,
     provider: str,
     model: str,
+    now: datetime,
 ) -> ControlResult:
-    candidates = tx.state.valid_records(scope.key)
+    scope = state.scope
+    candidates = await tx.valid_records(scope.key)
     if memory_id:
         chosen = [r for r in candidates if r.id == memory_id]
+        if chosen and request.subject and not matches(chosen[0], request.subject):
+            # The model named a record the current message does not ask about.
+            return ControlResult("forget", "mismatch", [memory_id])
     else:
         chosen = [r for r in candidates if matches(r, request.subject)]
     if not chosen:
-        return ControlResult("forget", "nothing_to_forget")
-    allowed = [r for r in chosen if may_forget(r, scope, source.speaker_id, is_admin=is_admin)]
-    if not allowed:
+        # Not a memory yet, but maybe said and waiting for extraction: that must not become one.
+        pending = await _unextracted_mentions(tx, state, [], request.subject)
+        if memory_id or not pending:
+            return ControlResult("forget", "nothing_to_forget")
+        await tx.add_tombstones(scope.key, pending)
+        await stop_jobs_touching(tx.conn, scope, pending, "a source was forgotten")
+        return ControlResult("forget", "forgotten", [])
+    if not all(may_forget(r, scope, source.speaker_id, who) for r in chosen):
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
-    removed, touched = forget(tx.state, {r.id for r in allowed})
-    tx.touch(*touched)
-    if tx.state.valid_records(scope.key):
+    reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
+    refused = [r for r in reached if r.valid and not may_forget(r, scope, source.speaker_id, who)]
+    if refused:
+        # The cascade would take someone else's memory with it: all or nothing.
+        log.info(
+            "memory.forget_refused",
+            scope=scope.key,
+            reason="cascade reaches records the actor may not forget",
+            records=[r.id for r in refused],
+        )
+        return ControlResult("forget", "cascade_not_allowed", [r.id for r in refused])
+    await tx.delete(reached)
+    doomed = _all_messages(reached)
+    doomed |= await _unextracted_mentions(tx, state, reached, request.subject)
+    await tx.add_tombstones(scope.key, doomed)
+    await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")
+    if await tx.valid_records(scope.key, limit=1):
         await _consolidate_later(tx, scope, source, provider, model, "forget")
-    return ControlResult("forget", "forgotten", sorted(removed))
+    await rearm(tx.conn, scope.workspace, scope.key, now)
+    return ControlResult("forget", "forgotten", [r.id for r in reached])
+
+
+def _all_messages(records: list[MemoryRecord]) -> set[int]:
+    found: set[int] = set()
+    for record in records:
+        found |= record.message_ids
+    return found
+
+
+async def _unextracted_mentions(
+    tx: WorkspaceTx, state: ScopeState, removed: list[MemoryRecord], subject: str
+) -> set[int]:
+    """Messages not yet extracted that state what is being forgotten, so that the next
+    extraction cannot bring it back: those that literally name the forget subject, a removed
+    note's subject, or a removed record's title. Nothing about the subject is stored."""
+    rows: list[asyncpg.Record] = await tx.conn.fetch(
+        "SELECT m.id, m.text FROM requests r JOIN messages m ON m.workspace_id = r.workspace_id"
+        " AND m.id IN (r.user_message_id, r.answer_message_id)"
+        " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3 AND r.kind = 'chat'"
+        " AND m.text IS NOT NULL",
+        tx.workspace,
+        state.key,
+        state.extracted_through,
+    )
+    subjects = [
+        s for s in [subject, *(note_subject(r) for r in removed if r.origin == "note")] if s
+    ]
+    titles = [r.title.casefold() for r in removed if len(r.title) >= 8]
+    return {
+        row["id"]
+        for row in rows
+        if any(mentions(row["text"], s) for s in subjects)
+        or any(t in row["text"].casefold() for t in titles)
+    }
 
 
 async def _consolidate_later(
@@ -189,11 +321,9 @@ async def _consolidate_later(
 ) -> None:
     """Notes and forgetting trigger consolidation on their own, without an extraction."""
     await plan_consolidation(
-        tx.conn,
-        workspace=scope.workspace,
+        tx,
         scope_key=scope.key,
         scope_kind=scope.kind,
-        state=tx.state,
         origin_request_id=source.request_id,
         provider=provider,
         model=model,

@@ -1,19 +1,23 @@
 """What a new interactive request gets: its own scope's compact index, framed as history.
 
-Recall reads one derived row (written with the workspace record), never the whole record:
-it runs on every request.
+Recall reads one derived row (written with the scope's records), never the records themselves:
+it runs on every request. What the row offers is then narrowed to what this requester may read
+now: the bot must still be in the chat, memory on, the requester a current member of a group,
+every record's sources still retained, and the host's read grant given.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Literal
 
+from bot_memory.access import Gate, ItemView
 from bot_memory.scopes import Scope
-from bot_memory.state import RecallRow
-from bot_memory.store import Store
+from bot_memory.state import RecallEntry, RecallRow
 
-RecallMode = Literal["index", "directory", "off", "empty"]
+RecallMode = Literal["index", "directory", "off", "empty", "unavailable", "denied"]
 
 FRAME_HEAD = """\
 <memory_context>
@@ -31,33 +35,100 @@ class RecallContext:
     mode: RecallMode
     text: str | None = None  # the framed block to put in the prompt; None when nothing to add
     memory_ids: list[str] = field(default_factory=list)
+    entries: list[RecallEntry] = field(default_factory=list)
+    private: bool = True
+
+    def without(self, gone: Iterable[str]) -> RecallContext:
+        """The same recall minus records that became unavailable while the request ran: an
+        index naming one of them is replaced by a directory of the rest."""
+        gone = set(gone) & set(self.memory_ids)
+        if not gone:
+            return self
+        left = [e for e in self.entries if e.id not in gone]
+        if not left:
+            return RecallContext(mode="empty", private=self.private)
+        return _directory(left, self.private)
 
 
-def render(row: RecallRow | None, scope: Scope) -> RecallContext:
-    """Pure: the recall row of a scope, as the prompt block a request receives."""
+def render(
+    row: RecallRow | None,
+    scope: Scope,
+    *,
+    now: datetime,
+    unreadable: set[str] | None = None,
+) -> RecallContext:
+    """Pure: a scope's recall row as the prompt block this request receives."""
     if row is None:
-        return RecallContext(mode="empty")
+        return RecallContext(mode="empty", private=scope.is_private)
+    if row.suspended:
+        return RecallContext(mode="unavailable", private=scope.is_private)
     if not row.enabled:
-        return RecallContext(mode="off")
-    where = "private chat" if scope.is_private else "group topic"
-    mode: RecallMode
-    if row.index_text and not row.pending:
-        body, ids, mode = row.index_text, row.memory_ids, "index"
-    elif row.directory:
-        # Consolidation is pending: a bounded directory of valid records stands in.
-        body = "\n".join(
-            f"- {d.id}: {d.title} — {d.summary}"
-            + (f" (speakers {', '.join(map(str, d.speaker_ids))})" if not scope.is_private else "")
-            for d in row.directory
+        return RecallContext(mode="off", private=scope.is_private)
+    hidden = unreadable or set()
+
+    def usable(e: RecallEntry) -> bool:
+        return e.id not in hidden and (e.until is None or e.until > now)
+
+    index_ok = (
+        row.index_text
+        and not row.pending
+        and len(row.index_entries) == len(row.memory_ids)
+        and all(usable(e) for e in row.index_entries)
+    )
+    if index_ok:
+        text = _frame(row.index_text, scope.is_private)
+        return RecallContext(
+            mode="index",
+            text=text,
+            memory_ids=list(row.memory_ids),
+            entries=list(row.index_entries),
+            private=scope.is_private,
         )
-        ids, mode = [d.id for d in row.directory], "directory"
-    elif row.index_text:
-        body, ids, mode = row.index_text, row.memory_ids, "index"
-    else:
-        return RecallContext(mode="empty")
-    text = FRAME_HEAD.format(where=where) + body + "\n" + FRAME_TAIL
-    return RecallContext(mode=mode, text=text, memory_ids=list(ids))
+    # Consolidation is pending (or the index names something this requester may not see):
+    # a bounded directory of valid records stands in.
+    left = [e for e in row.directory if usable(e)]
+    if not left:
+        return RecallContext(mode="empty", private=scope.is_private)
+    return _directory(left, scope.is_private)
 
 
-async def recall(store: Store, scope: Scope) -> RecallContext:
-    return render(await store.recall_row(scope.workspace, scope.key), scope)
+def _directory(entries: list[RecallEntry], private: bool) -> RecallContext:
+    body = "\n".join(
+        f"- {e.id}: {e.title} — {e.summary}"
+        + (f" (speakers {', '.join(map(str, e.speaker_ids))})" if not private else "")
+        for e in entries
+    )
+    return RecallContext(
+        mode="directory",
+        text=_frame(body, private),
+        memory_ids=[e.id for e in entries],
+        entries=entries,
+        private=private,
+    )
+
+
+def _frame(body: str, private: bool) -> str:
+    where = "private chat" if private else "group topic"
+    return FRAME_HEAD.format(where=where) + body + "\n" + FRAME_TAIL
+
+
+async def unreadable_entries(gate: Gate, scope: Scope, row: RecallRow) -> set[str]:
+    """IDs the host's read grant withholds from this requester (none without a hook)."""
+    if gate.access.can_read is None:
+        return set()
+    hidden = set()
+    for entry in {e.id: e for e in [*row.index_entries, *row.directory]}.values():
+        item = ItemView(
+            kind="record",
+            id=entry.id,
+            scope_key=scope.key,
+            speaker_ids=entry.speaker_ids,
+            thread_ids=entry.thread_ids,
+        )
+        if not await gate.readable(item):
+            hidden.add(entry.id)
+    return hidden
+
+
+def denied(ctx: RecallContext) -> RecallContext:
+    return replace(ctx, mode="denied", text=None, memory_ids=[], entries=[])

@@ -1,33 +1,43 @@
 """Memory: the one service object a host bot holds.
 
-    memory = await Memory.open(MemorySettings())   # DATABASE_URL, or embedded PostgreSQL
-    ...
-    await memory.close()
+    async with await Memory.open(MemorySettings()) as memory:   # DATABASE_URL, or embedded
+        ...
 
 Ingress records through it, the worker runs under it, recall and tools are reached from it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Self
 
 import structlog
 
-from bot_memory import control
+from bot_memory import control, retention, tenancy
+from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester
 from bot_memory.agent import ReferenceAgent
 from bot_memory.control import ControlResult
 from bot_memory.database import Database
 from bot_memory.intents import MemoryRequest
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline.context import PipelineContext
+from bot_memory.pipeline.discovery import rearm
+from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.pipeline.worker import Pipeline, Worker
-from bot_memory.recall import RecallContext, recall
+from bot_memory.recall import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
-from bot_memory.store import RequestStatus, SourceMessage, Store
-from bot_memory.tools import ToolExecutor
+from bot_memory.store import ChatInfo, RequestStatus, SourceMessage, Store
+from bot_memory.tools import ToolContext, ToolExecutor
+from bot_memory.turn import Turn
+from bot_memory.workspace import Limits, WorkspaceGone, WorkspaceTx, rebuild_missing_recall
 
 log = structlog.get_logger(__name__)
+
+USE_MARK_INTERVAL = 3600.0  # being recalled counts as use; written at most hourly per scope
 
 
 @dataclass
@@ -40,25 +50,49 @@ class Memory:
     worker: Worker
     tools: ToolExecutor
     agent: ReferenceAgent
+    access: Access
+    _marked: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     async def open(
-        cls, settings: MemorySettings | None = None, *, model: ChatModel | None = None
+        cls,
+        settings: MemorySettings | None = None,
+        *,
+        model: ChatModel | None = None,
+        can_read: CanRead | None = None,
     ) -> Memory:
+        """Connect (or start the embedded server), migrate, and get ready.
+
+        `model`: bring your own ChatModel; default: LLM_* settings, else the offline model.
+        `can_read(requester, item) -> bool`: a read grant checked for every record and message
+        a request could be shown (default: everyone who may read the scope may read it all).
+        """
         settings = settings or MemorySettings()
         db = await Database.open(settings)
-        store = Store(db.pool, directory_max=settings.pending_directory_max)
-        await store.ensure_workspace(settings.workspace)
+        limits = Limits(
+            directory_max=settings.pending_directory_max,
+            max_records=settings.workspace_max_records,
+            inactive_days=settings.inactive_prune_days,
+            consolidation_max_candidates=settings.consolidation_max_candidates,
+        )
+        store = Store(db.pool, limits=limits)
+        await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
+        await rebuild_missing_recall(db.pool, limits)
         model = model or build_model(settings)
-        worker_store = Store(db.worker_pool, directory_max=settings.pending_directory_max)
+        access = Access(
+            admin_user_ids=settings.admin_user_ids,
+            cache=MembershipCache(ttl_seconds=settings.member_cache_seconds),
+            can_read=can_read,
+        )
+        worker_store = Store(db.worker_pool, limits=limits)
         pipeline = Pipeline(PipelineContext(store=worker_store, model=model, settings=settings))
-        tools = ToolExecutor(store, model, settings)
+        tools = ToolExecutor(store, model, settings, access)
         log.info(
             "memory.opened",
             embedded=db.embedded is not None,
             provider=model.provider,
             model=model.model,
-            workspace=settings.workspace,
+            workspace=settings.workspace or "per chat",
         )
         return cls(
             settings=settings,
@@ -68,13 +102,132 @@ class Memory:
             pipeline=pipeline,
             worker=Worker(pipeline),
             tools=tools,
-            agent=ReferenceAgent(store, model, tools, settings),
+            agent=ReferenceAgent(store, model, settings),
+            access=access,
         )
 
     async def close(self) -> None:
         await self.worker.stop()
         await self.model.aclose()
         await self.db.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- tenancy ------------------------------------------------------------------------------
+
+    def default_workspace(self, bot_id: int, chat_id: int) -> str:
+        """The named workspace if one is configured, else the chat's own."""
+        return self.settings.workspace or tenancy.default_workspace(bot_id, chat_id)
+
+    async def chat(self, bot_id: int, chat_id: int) -> ChatInfo | None:
+        return await self.store.chat(bot_id, chat_id)
+
+    async def bot_membership(
+        self, *, bot_id: int, chat_id: int, chat_type: str, workspace: str, active: bool
+    ) -> int:
+        """The bot left / was removed from a chat (active=False), or was added back.
+
+        Its scopes are suspended, not deleted: no recall, no memory requests, no jobs, while
+        everything stays stored; adding the bot back restores recall of what is still
+        retained. Returns the number of scopes changed.
+        """
+        await self.store.save_chat(
+            bot_id=bot_id, chat_id=chat_id, workspace=workspace, chat_type=chat_type
+        )
+        await self.store.pool.execute(
+            "UPDATE chats SET bot_active = $3, updated_at = now() WHERE bot_id = $1"
+            " AND chat_id = $2",
+            bot_id,
+            chat_id,
+            active,
+        )
+        if not active:
+            self.access.cache.forget_chat(bot_id, chat_id)
+        changed = 0
+        try:
+            async with self.store.locked(workspace) as tx:
+                changed = await self._suspend(tx, bot_id, chat_id, suspended=not active)
+        except WorkspaceGone:
+            pass  # nothing stored for this chat yet
+        log.info(
+            "memory.bot_membership",
+            chat_id=chat_id,
+            active=active,
+            scopes=changed,
+            reason="bot added" if active else "bot left or was removed",
+        )
+        return changed
+
+    async def _suspend(self, tx: WorkspaceTx, bot_id: int, chat_id: int, *, suspended: bool) -> int:
+        changed = 0
+        for state in await tx.scopes_of_chat(bot_id, chat_id):
+            if state.suspended == suspended:
+                continue
+            state.suspended = suspended
+            tx.save(state)
+            changed += 1
+            if suspended:
+                await stop_jobs_touching(tx.conn, state.scope, None, "the bot left the chat")
+            else:
+                await rearm(tx.conn, tx.workspace, state.key, datetime.now(UTC))
+        return changed
+
+    async def migrate_chat(
+        self,
+        *,
+        bot_id: int,
+        old_chat_id: int,
+        new_chat_id: int,
+        old_workspace: str,
+        new_workspace: str,
+    ) -> tenancy.MoveReport:
+        """A group became a supergroup: its memory moves to the new chat ID, in one
+        transaction. Idempotent (both service messages may arrive)."""
+        async with self.store.pool.acquire() as conn, conn.transaction():
+            report = await tenancy.move_chat(
+                conn,
+                bot_id=bot_id,
+                old_chat_id=old_chat_id,
+                new_chat_id=new_chat_id,
+                old_workspace=old_workspace,
+                new_workspace=new_workspace,
+                limits=self.store.limits,
+            )
+            await conn.execute(
+                "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
+                bot_id,
+                old_chat_id,
+                new_chat_id,
+            )
+        self.access.cache.forget_chat(bot_id, old_chat_id)
+        return report
+
+    async def auto_delete_changed(
+        self, *, bot_id: int, chat_id: int, chat_type: str, workspace: str, seconds: int
+    ) -> None:
+        """The chat's auto-delete timer changed: messages recorded from now on are kept no
+        longer than it (earlier ones keep the boundary they were recorded with)."""
+        await self.store.save_chat(
+            bot_id=bot_id,
+            chat_id=chat_id,
+            workspace=workspace,
+            chat_type=chat_type,
+            auto_delete_seconds=seconds or None,
+            auto_delete_known=True,
+        )
+
+    async def purge_workspace(self, workspace: str) -> bool:
+        """Delete everything a workspace holds (the ledger keeps amounts, no text)."""
+        return await retention.purge_workspace(self.store, workspace)
 
     # --- ingress ----------------------------------------------------------------------------
 
@@ -87,8 +240,14 @@ class Memory:
         thread_id: int = 0,
         telegram_message_id: int | None = None,
         language: str | None = None,
-    ) -> SourceMessage:
-        """Record a directed message and open its interactive request (one statement)."""
+        sent_at: datetime | None = None,
+    ) -> SourceMessage | None:
+        """Record a directed message and open its interactive request (one statement).
+
+        None when this Telegram message was recorded before (a redelivered update).
+        """
+        sent_at = sent_at or datetime.now(UTC)
+        days = self.settings.message_retention_days
         return await self.store.record_directed(
             scope,
             thread_id=thread_id,
@@ -97,22 +256,37 @@ class Memory:
             text=text,
             language=language,
             budget_usd=self.settings.request_budget_usd,
+            sent_at=sent_at,
+            retain_until=sent_at + timedelta(days=days) if days is not None else None,
         )
 
-    async def record_edit(self, chat_id: int, telegram_message_id: int, text: str) -> str | None:
-        return await self.store.record_edit(
-            self.settings.workspace,
+    async def record_edit(
+        self, chat_id: int, telegram_message_id: int, text: str, *, bot_id: int
+    ) -> list[str]:
+        """A recorded message's text or caption was edited: memories built on it become
+        unavailable. Returns the source IDs that changed."""
+        return await retention.apply_edit(
+            self.store,
+            bot_id=bot_id,
             chat_id=chat_id,
             telegram_message_id=telegram_message_id,
             text=text,
+            provider=self.model.provider,
+            model=self.model.model,
         )
 
     # --- requests ---------------------------------------------------------------------------
 
-    async def begin(self, source: SourceMessage, *, kind: str = "chat") -> None:
+    async def begin(
+        self, source: SourceMessage, *, kind: str = "chat", keep_open: bool = False
+    ) -> None:
         """Mark the request running, pinned to the current provider and model."""
         await self.store.start_request(
-            source.request_id, provider=self.model.provider, model=self.model.model, kind=kind
+            source,
+            provider=self.model.provider,
+            model=self.model.model,
+            kind=kind,
+            keep_open=keep_open,
         )
 
     async def finish(
@@ -124,10 +298,14 @@ class Memory:
         answer_telegram_id: int | None = None,
         bot_id: int | None = None,
         error: str | None = None,
-    ) -> None:
-        await self.store.finish_request(
-            source.request_id,
+        now: datetime | None = None,
+    ) -> bool:
+        """Close the request, once: a second call changes nothing and returns False."""
+        return await self.store.finish_request(
+            source,
             status=status,
+            now=now or datetime.now(UTC),
+            idle_seconds=self.settings.idle_window_seconds,
             answer_text=answer_text,
             answer_telegram_id=answer_telegram_id,
             bot_id=bot_id,
@@ -136,17 +314,101 @@ class Memory:
 
     # --- recall and control -----------------------------------------------------------------
 
-    async def recall(self, scope: Scope) -> RecallContext:
-        return await recall(self.store, scope)
+    def gate(self, scope: Scope, requester: Requester, lookup: object = None) -> Gate:
+        return Gate(self.access, scope, requester, lookup)  # type: ignore[arg-type]
+
+    async def recall(
+        self, scope: Scope, *, gate: Gate | None = None, now: datetime | None = None
+    ) -> RecallContext:
+        """The memory block for a new request in this scope, for this requester, now."""
+        now = now or datetime.now(UTC)
+        row = await self.store.recall_row(scope)
+        if row is None:
+            return render(None, scope, now=now)
+        hidden: set[str] = set()
+        if gate is not None:
+            who = await gate.membership()
+            if not who.member:
+                log.info(
+                    "memory.recall_refused",
+                    scope=scope.key,
+                    requester=gate.requester.user_id,
+                    reason=who.reason,
+                )
+                return denied(render(row, scope, now=now))
+            hidden = await unreadable_entries(gate, scope, row)
+        recalled = render(row, scope, now=now, unreadable=hidden)
+        if recalled.memory_ids:
+            await self._note_use(scope, recalled.memory_ids, now)
+        return recalled
+
+    def turn(
+        self,
+        source: SourceMessage,
+        *,
+        gate: Gate | None = None,
+        quoted: bool = False,
+        forwarded: bool = False,
+        kind: str = "chat",
+    ) -> Turn:
+        """The turn of an interactive request. Nothing happens until it is used: its first
+        use pins the model and freezes the request's recall."""
+        context = ToolContext(source=source, quoted=quoted, forwarded=forwarded, gate=gate)
+        return Turn(memory=self, context=context, kind=kind)
+
+    async def _note_use(self, scope: Scope, memory_ids: list[str], now: datetime) -> None:
+        """Being in the index a request was given counts as use (retention and the cap)."""
+        last = self._marked.get(scope.key)
+        tick = time.monotonic()
+        if last is not None and tick - last < USE_MARK_INTERVAL:
+            return
+        self._marked[scope.key] = tick
+        async with self.store.locked(scope.workspace) as tx:
+            await tx.mark_used(memory_ids, now)
+
+    async def still_available(self, scope: Scope, memory_ids: list[str], now: datetime) -> set[str]:
+        """Which of these records are valid and retained now (for in-flight rechecks)."""
+        rows = await self.store.pool.fetch(
+            "SELECT id FROM memory_records WHERE workspace_id = $1 AND id = ANY($2::text[])"
+            " AND valid AND (available_until IS NULL OR available_until > $3)",
+            scope.workspace,
+            memory_ids,
+            now,
+        )
+        return {r["id"] for r in rows}
 
     async def control(
-        self, request: MemoryRequest, source: SourceMessage, *, is_admin: bool
+        self,
+        request: MemoryRequest,
+        source: SourceMessage,
+        *,
+        gate: Gate | None = None,
+        who: Membership | None = None,
+        memory_id: str | None = None,
+        now: datetime | None = None,
     ) -> ControlResult:
-        return await control.apply(
+        """Carry out a recognized memory request, checking who may, now."""
+        if who is None:
+            gate = gate or self.gate(
+                source.scope, Requester(user_id=source.speaker_id, chat_id=source.scope.chat_id)
+            )
+            who = await gate.membership()
+        result = await control.apply(
             self.store,
             request,
             source,
-            is_admin=is_admin or source.speaker_id in self.settings.admin_user_ids,
+            who=who,
             provider=self.model.provider,
             model=self.model.model,
+            memory_id=memory_id,
+            now=now,
         )
+        if not result.changed:
+            log.info(
+                "memory.request_refused" if result.outcome.startswith("not") else "memory.request",
+                action=result.action,
+                outcome=result.outcome,
+                scope=source.scope.key,
+                reason=who.reason,
+            )
+        return result

@@ -25,7 +25,9 @@ class MemorySettings(BaseSettings):
     # --- where things live -------------------------------------------------------------------
     database_url: str | None = Field(default=None, validation_alias=_env("DATABASE_URL"))
     data_dir: Path = Path(".bot_memory")  # embedded PostgreSQL's data lives in data_dir/pg
-    workspace: str = "default"  # tenant key: one per host bot deployment unless the host says
+    # One named workspace (tenant) for the whole bot; unset: every group and every user's
+    # private chat is its own workspace (or whatever the host's resolver says).
+    workspace: str | None = None
     db_pool_min: int = 1
     db_pool_max: int = 5
     worker_pool_max: int = 2  # the worker's own connections, so ingress never waits for it
@@ -51,6 +53,9 @@ class MemorySettings(BaseSettings):
     failure_backoff_seconds: float = 3600.0
     max_claims_per_input: int = 3
     existing_memory_in_batch: int = 8  # validated memories that may accompany a new batch
+    # Requests a host explicitly keeps open stop holding their scope back after this long.
+    open_request_abandon_seconds: float = 6 * 3600.0
+    finished_job_retention_days: float = 7.0  # finished job rows, for operators
 
     # --- budgets (dollars) --------------------------------------------------------------------
     request_budget_usd: float = 1.0
@@ -65,8 +70,10 @@ class MemorySettings(BaseSettings):
     agent_message_max_bytes: int = 8_000  # one message's share of the agent prompt
 
     # --- retention ----------------------------------------------------------------------------
+    message_retention_days: float | None = None  # keep messages no longer than this (none: chat's)
     inactive_prune_days: int = 30
     workspace_max_records: int = 256
 
     # --- authorization ------------------------------------------------------------------------
     admin_user_ids: frozenset[int] = frozenset()  # workspace owners/admins beyond chat admins
+    member_cache_seconds: float = 300.0  # getChatMember answers, refreshed by chat_member updates

@@ -1,24 +1,33 @@
-"""The per-workspace memory record (JSONB) and the pure changes made to it.
+"""Memory records and scope state, and the pure decisions made over them.
 
-Everything here is plain functions over pydantic models: no I/O. The store loads the record
-under its row lock, these functions change it, and the store writes it back in the same
-transaction together with the recall rows derived from it.
+Everything here is plain functions over pydantic models: no I/O. The workspace transaction
+(`workspace.py`) loads what a decision needs under the workspace row lock, these functions
+decide, and the transaction writes the result back together with the recall rows derived from it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot_memory.scopes import Scope, ScopeKind
+
 RecordOrigin = Literal["extracted", "note"]
+Role = Literal["user", "assistant"]
 
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def fingerprint(title: str, summary: str) -> str:
+    """Changes when a record's content does (the migration computes the same in SQL)."""
+    return content_hash(f"{title}\x1f{summary}")
 
 
 def new_memory_id() -> str:
@@ -30,16 +39,28 @@ def source_id(message_id: int) -> str:
     return f"m{message_id}"
 
 
+def message_id_of(source: str) -> int | None:
+    """The stored message a public source ID names, or None if it is not one."""
+    if len(source) > 1 and source[0] == "m" and source[1:].isdigit():
+        return int(source[1:])
+    return None
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class SourceRef(_Strict):
-    id: str
+    message_id: int
     hash: str
     speaker_id: int
     thread_id: int = 0
-    role: Literal["user", "assistant"] = "user"
+    role: Role = "user"
+    inherited: bool = False  # a dependency carried over from a record this one was built with
+
+    @property
+    def id(self) -> str:
+        return source_id(self.message_id)
 
 
 class MemoryRecord(_Strict):
@@ -52,19 +73,28 @@ class MemoryRecord(_Strict):
     thread_ids: list[int]
     sources: list[SourceRef]  # every dependency: retention and invalidation follow these
     cited: list[str] = Field(default_factory=list)  # the subset the summary cites
+    derived_from: list[str] = Field(default_factory=list)  # records it was built with
     created_at: datetime
     last_used_at: datetime
     valid: bool = True
     invalid_reason: str | None = None
+    available_until: datetime | None = None  # earliest retention boundary of its sources
 
     @property
     def source_ids(self) -> list[str]:
         return [s.id for s in self.sources]
 
     @property
+    def message_ids(self) -> set[int]:
+        return {s.message_id for s in self.sources}
+
+    @property
     def fingerprint(self) -> str:
         """What a consolidation snapshot pins: changes when the record's content changes."""
-        return content_hash(f"{self.title}\0{self.summary}\0{self.valid}")
+        return fingerprint(self.title, self.summary)
+
+    def available(self, now: datetime) -> bool:
+        return self.valid and (self.available_until is None or self.available_until > now)
 
 
 class ScopeIndex(_Strict):
@@ -74,16 +104,30 @@ class ScopeIndex(_Strict):
     pending: bool = False  # a record changed since the index was built
 
 
-class ScopeMemory(_Strict):
+class ScopeState(_Strict):
+    """One scope's switches, watermark and index (a row of memory_scopes)."""
+
+    scope: Scope
     enabled: bool = True
+    suspended: bool = False  # the bot left the chat: stored, but neither read nor generated
     index: ScopeIndex = Field(default_factory=ScopeIndex)
     extracted_through: int = 0  # newest request ID whose sources were handed to extraction
-    tombstones: list[str] = Field(default_factory=list)  # content-free source IDs, forgotten
     off_since: int | None = None  # the request that turned memory off, while it is off
     # (off request, on request) pairs: what was said in between is never extracted later.
     off_ranges: list[tuple[int, int]] = Field(default_factory=list)
 
+    @property
+    def key(self) -> str:
+        return self.scope.key
+
+    @property
+    def active(self) -> bool:
+        """Memory is read and generated here."""
+        return self.enabled and not self.suspended
+
     def was_off(self, request_id: int) -> bool:
+        if self.off_since is not None and request_id > self.off_since:
+            return True
         return any(lo < request_id < hi for lo, hi in self.off_ranges)
 
     def set_enabled(self, enabled: bool, request_id: int) -> None:
@@ -100,150 +144,112 @@ class ScopeMemory(_Strict):
         self.off_ranges = [r for r in self.off_ranges if r[1] > self.extracted_through]
 
 
-class WorkspaceState(_Strict):
-    schema_version: int = 1
-    scopes: dict[str, ScopeMemory] = Field(default_factory=dict)
-    records: dict[str, MemoryRecord] = Field(default_factory=dict)
-
-    def scope(self, scope_key: str) -> ScopeMemory:
-        return self.scopes.setdefault(scope_key, ScopeMemory())
-
-    def valid_records(self, scope_key: str) -> list[MemoryRecord]:
-        """Newest first."""
-        found = [r for r in self.records.values() if r.scope_key == scope_key and r.valid]
-        found.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-        return found
+# --- pure decisions -----------------------------------------------------------------------------
 
 
-# --- pure changes -------------------------------------------------------------------------------
+def depending_on(records: Iterable[MemoryRecord], message_ids: set[int]) -> list[MemoryRecord]:
+    """Records with any dependency (direct or inherited) among these messages."""
+    return [r for r in records if not message_ids.isdisjoint(r.message_ids)]
 
 
-def add_record(state: WorkspaceState, record: MemoryRecord) -> None:
-    state.records[record.id] = record
-    state.scope(record.scope_key).index.pending = True
+def forget_closure(records: Iterable[MemoryRecord], selected: set[str]) -> list[MemoryRecord]:
+    """The selected records and every record whose dependencies overlap theirs.
 
-
-def invalidate_sources(state: WorkspaceState, source_ids: set[str], reason: str) -> set[str]:
-    """Make every record depending on these sources unavailable; return the scopes touched."""
-    touched: set[str] = set()
-    for record in state.records.values():
-        if record.valid and source_ids.intersection(record.source_ids):
-            record.valid = False
-            record.invalid_reason = reason
-            touched.add(record.scope_key)
-    for scope_key in touched:
-        _drop_invalid_from_index(state, scope_key)
-    return touched
-
-
-def forget(state: WorkspaceState, memory_ids: set[str]) -> tuple[set[str], set[str]]:
-    """Remove the selected records and every record sharing a source with them.
-
-    Leaves content-free source-ID tombstones so that automatic extraction cannot restore what
-    was forgotten. Returns (removed record IDs, scopes touched).
+    Direct overlap only, not a transitive walk: a record that overlaps a cascaded record but
+    none of the selected ones stays. Dependencies include inherited ones, so a record built with
+    a selected record is always reached. The result does not depend on the order of `records`.
     """
-    selected = [state.records[i] for i in memory_ids if i in state.records]
-    doomed_sources: set[str] = set()
-    for record in selected:
-        doomed_sources.update(record.source_ids)
-    removed: set[str] = {r.id for r in selected}
-    for record in state.records.values():
-        if doomed_sources.intersection(record.source_ids):
-            removed.add(record.id)
-            doomed_sources.update(record.source_ids)
-    touched: set[str] = set()
-    for record_id in removed:
-        record = state.records.pop(record_id)
-        touched.add(record.scope_key)
-        scope = state.scope(record.scope_key)
-        for sid in record.source_ids:
-            if sid not in scope.tombstones:
-                scope.tombstones.append(sid)
-    for scope_key in touched:
-        _drop_invalid_from_index(state, scope_key)
-    return removed, touched
+    pool = list(records)
+    chosen = [r for r in pool if r.id in selected]
+    doomed: set[int] = set()
+    for record in chosen:
+        doomed |= record.message_ids
+    reached = {r.id for r in chosen} | {r.id for r in depending_on(pool, doomed)}
+    return sorted((r for r in pool if r.id in reached), key=lambda r: r.id)
 
 
-def _drop_invalid_from_index(state: WorkspaceState, scope_key: str) -> None:
-    """An index that mentions a removed record must not be shown again: rebuild is pending."""
-    scope = state.scope(scope_key)
-    alive = {r.id for r in state.valid_records(scope_key)}
-    if any(mid not in alive for mid in scope.index.memory_ids):
-        scope.index = ScopeIndex(pending=bool(alive))
-    elif alive:
-        scope.index.pending = True
-
-
-def set_index(
-    state: WorkspaceState, scope_key: str, text: str, memory_ids: list[str], now: datetime
-) -> None:
-    state.scope(scope_key).index = ScopeIndex(
-        text=text, memory_ids=memory_ids, built_at=now, pending=False
-    )
-
-
-def mark_used(state: WorkspaceState, memory_ids: list[str], now: datetime) -> None:
-    for mid in memory_ids:
-        record = state.records.get(mid)
-        if record is not None:
-            record.last_used_at = now
-
-
-def prune(
-    state: WorkspaceState, now: datetime, *, inactive_days: int, max_records: int
-) -> set[str]:
-    """Drop records unused for inactive_days, then the least recently used beyond the cap."""
+def prune_plan(
+    records: Iterable[MemoryRecord], now: datetime, *, inactive_days: int, max_records: int
+) -> list[MemoryRecord]:
+    """Records to drop: unavailable ones, those unused for inactive_days, then the least
+    recently used beyond the cap."""
+    pool = list(records)
     cutoff = now - timedelta(days=inactive_days)
-    stale = {r.id for r in state.records.values() if r.last_used_at < cutoff or not r.valid}
-    keep = sorted(
-        (r for r in state.records.values() if r.id not in stale),
-        key=lambda r: (r.last_used_at, r.created_at),
-        reverse=True,
-    )
-    stale.update(r.id for r in keep[max_records:])
-    touched: set[str] = set()
-    for record_id in stale:
-        touched.add(state.records.pop(record_id).scope_key)
-    for scope_key in touched:
-        _drop_invalid_from_index(state, scope_key)
-    return touched
+    stale = [r for r in pool if not r.available(now) or r.last_used_at < cutoff]
+    gone = {r.id for r in stale}
+    return stale + beyond_cap([r for r in pool if r.id not in gone], max_records)
+
+
+def beyond_cap(records: Iterable[MemoryRecord], max_records: int) -> list[MemoryRecord]:
+    """The least recently used records past the cap."""
+    keep = sorted(records, key=lambda r: (r.last_used_at, r.created_at, r.id), reverse=True)
+    return keep[max_records:]
+
+
+def available_until(boundaries: Iterable[datetime | None]) -> datetime | None:
+    """The earliest retention boundary among sources; None when none has one."""
+    known = [b for b in boundaries if b is not None]
+    return min(known) if known else None
 
 
 # --- what recall reads --------------------------------------------------------------------------
 
 
-class DirectoryEntry(_Strict):
+class RecallEntry(_Strict):
     id: str
     title: str
     summary: str
     speaker_ids: list[int]
+    thread_ids: list[int] = Field(default_factory=list)
+    until: datetime | None = None  # the record is unavailable from this moment
 
 
 class RecallRow(_Strict):
-    """Derived from the state for one scope; written in the same transaction as the state."""
+    """Derived from a scope and its records; written in the same transaction as they are."""
 
     enabled: bool
+    suspended: bool = False
     pending: bool
     index_text: str
     memory_ids: list[str]
-    directory: list[DirectoryEntry]
+    index_entries: list[RecallEntry] = Field(default_factory=list)  # the records it names
+    directory: list[RecallEntry]
+
+    def index_until(self) -> datetime | None:
+        return available_until(e.until for e in self.index_entries)
 
 
 def build_recall_row(
-    state: WorkspaceState, scope_key: str, *, directory_max: int, summary_chars: int = 240
+    state: ScopeState,
+    newest: list[MemoryRecord],
+    indexed: list[MemoryRecord],
+    *,
+    directory_max: int,
+    summary_chars: int = 240,
 ) -> RecallRow:
-    scope = state.scope(scope_key)
-    records = state.valid_records(scope_key)
-    directory = [
-        DirectoryEntry(
-            id=r.id, title=r.title, summary=r.summary[:summary_chars], speaker_ids=r.speaker_ids
+    """`newest`: the scope's valid records, newest first (at least directory_max of them);
+    `indexed`: the valid records the index names."""
+
+    def entry(r: MemoryRecord) -> RecallEntry:
+        return RecallEntry(
+            id=r.id,
+            title=r.title,
+            summary=r.summary[:summary_chars],
+            speaker_ids=r.speaker_ids,
+            thread_ids=r.thread_ids,
+            until=r.available_until,
         )
-        for r in records[:directory_max]
-    ]
+
     return RecallRow(
-        enabled=scope.enabled,
-        pending=scope.index.pending or not scope.index.text,
-        index_text=scope.index.text,
-        memory_ids=list(scope.index.memory_ids),
-        directory=directory,
+        enabled=state.enabled,
+        suspended=state.suspended,
+        pending=state.index.pending or not state.index.text,
+        index_text=state.index.text,
+        memory_ids=list(state.index.memory_ids),
+        index_entries=[entry(r) for r in indexed],
+        directory=[entry(r) for r in newest[:directory_max]],
     )
+
+
+def scope_of(kind: ScopeKind, **fields: object) -> Scope:
+    return Scope(kind=kind, **fields)  # type: ignore[arg-type]

@@ -1,7 +1,7 @@
-"""Conversation rows, usage and charges, and the locked workspace record.
+"""Conversation rows, requests, usage and charges, and what memory knows of each chat.
 
-Ingress writes here in one short statement; the pipeline and the tools change the workspace
-record only through `locked_workspace`, which also rewrites the recall rows it derives.
+Ingress writes here in one short statement. Memory itself (records, scopes, tombstones) changes
+only inside `Store.locked`, the workspace transaction of `workspace.py`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
@@ -17,16 +17,19 @@ from typing import Literal
 import asyncpg
 
 from bot_memory.scopes import Scope
-from bot_memory.state import (
-    RecallRow,
-    WorkspaceState,
-    build_recall_row,
-    content_hash,
-    invalidate_sources,
-    source_id,
+from bot_memory.state import RecallRow, content_hash, source_id
+from bot_memory.workspace import (
+    Limits,
+    WorkspaceTx,
+    WorkspaceView,
+    locked_workspace,
+    read_workspace,
 )
 
-RequestStatus = Literal["queued", "running", "awaiting_approval", "succeeded", "failed"]
+RequestStatus = Literal[
+    "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
+]
+OPEN_STATUSES = ("queued", "running", "awaiting_approval")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,10 @@ class HistoryMessage:
     text: str
     created_at: datetime
 
+    @property
+    def source_id(self) -> str:
+        return source_id(self.message_id)
+
 
 @dataclass(frozen=True)
 class UsageEntry:
@@ -72,45 +79,75 @@ class UsageEntry:
     idempotency_key: str | None = None
 
 
-@dataclass
-class WorkspaceTx:
-    """The locked record of one workspace inside one transaction."""
-
-    conn: asyncpg.Connection
+@dataclass(frozen=True)
+class ChatInfo:
+    bot_id: int
+    chat_id: int
     workspace: str
-    state: WorkspaceState
-    version: int
-    touched: set[str] = field(default_factory=set)
-
-    def touch(self, *scope_keys: str) -> None:
-        """Mark scopes whose memory changed: the record and their recall rows are rewritten."""
-        self.touched.update(scope_keys)
+    chat_type: str
+    bot_active: bool
+    auto_delete_seconds: int | None
+    auto_delete_known: bool
 
 
 class Store:
-    def __init__(self, pool: asyncpg.Pool, *, directory_max: int = 8) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, limits: Limits | None = None) -> None:
         self.pool = pool
-        self._directory_max = directory_max
+        self.limits = limits or Limits()
 
-    # --- workspaces -----------------------------------------------------------------------------
-
-    async def ensure_workspace(self, workspace: str) -> None:
-        await self.pool.execute(
-            "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", workspace
-        )
+    # --- the workspace lock -------------------------------------------------------------------
 
     @asynccontextmanager
-    async def locked_workspace(
-        self, workspace: str, *, pool: asyncpg.Pool | None = None
-    ) -> AsyncIterator[WorkspaceTx]:
-        async with (pool or self.pool).acquire() as conn, conn.transaction():
-            tx = await lock_workspace(conn, workspace)
+    async def locked(self, workspace: str, *, create: bool = False) -> AsyncIterator[WorkspaceTx]:
+        async with locked_workspace(self.pool, workspace, limits=self.limits, create=create) as tx:
             yield tx
-            await write_workspace(tx, directory_max=self._directory_max)
 
-    async def delete_workspace(self, workspace: str) -> None:
-        """Workspace deletion purges all memory state (and, by cascade, its conversations)."""
-        await self.pool.execute("DELETE FROM workspaces WHERE id = $1", workspace)
+    async def view(self, workspace: str) -> WorkspaceView:
+        async with self.pool.acquire() as conn:
+            return await read_workspace(conn, workspace)
+
+    # --- chats ------------------------------------------------------------------------------
+
+    async def chat(self, bot_id: int, chat_id: int) -> ChatInfo | None:
+        row = await self.pool.fetchrow(
+            "SELECT * FROM chats WHERE bot_id = $1 AND chat_id = $2", bot_id, chat_id
+        )
+        return None if row is None else _chat_info(row)
+
+    async def save_chat(
+        self,
+        *,
+        bot_id: int,
+        chat_id: int,
+        workspace: str,
+        chat_type: str,
+        auto_delete_seconds: int | None = None,
+        auto_delete_known: bool = False,
+    ) -> ChatInfo:
+        """Record what memory knows of a chat; a known auto-delete timer is only replaced by
+        another known one."""
+        row = await self.pool.fetchrow(
+            """
+            INSERT INTO chats (bot_id, chat_id, workspace_id, chat_type, auto_delete_seconds,
+                auto_delete_known)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            ON CONFLICT (bot_id, chat_id) DO UPDATE SET
+                workspace_id = EXCLUDED.workspace_id, chat_type = EXCLUDED.chat_type,
+                auto_delete_seconds = CASE WHEN EXCLUDED.auto_delete_known
+                    THEN EXCLUDED.auto_delete_seconds ELSE chats.auto_delete_seconds END,
+                auto_delete_known = chats.auto_delete_known OR EXCLUDED.auto_delete_known,
+                updated_at = now()
+            RETURNING *
+            """,
+            bot_id,
+            chat_id,
+            workspace,
+            chat_type,
+            auto_delete_seconds,
+            auto_delete_known,
+        )
+        assert row is not None
+        return _chat_info(row)
 
     # --- ingress ----------------------------------------------------------------------------------
 
@@ -124,23 +161,38 @@ class Store:
         text: str,
         language: str | None,
         budget_usd: float,
-    ) -> SourceMessage:
-        """One statement: the message and the queued request it opens."""
+        sent_at: datetime,
+        retain_until: datetime | None,
+    ) -> SourceMessage | None:
+        """One statement: the workspace (if new), the message and the queued request it opens.
+
+        The message's retention boundary is the earliest of `retain_until` and the chat's
+        auto-delete timer. None when this Telegram message was recorded already (a retry).
+        """
         row = await self.pool.fetchrow(
             """
-            WITH m AS (
-                INSERT INTO messages (workspace_id, scope_key, chat_id, thread_id,
-                    telegram_message_id, speaker_id, role, text, content_hash, language)
-                VALUES ($1, $2, $3, $4, $5, $6, 'user', $7, $8, $9)
+            WITH w AS (
+                INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING
+            ), m AS (
+                INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
+                    telegram_message_id, speaker_id, role, text, content_hash, language,
+                    sent_at, retain_until)
+                SELECT $1, $2, $3, $4, $5, $6, $7, 'user', $8, $9, $10, $11,
+                    least($12::timestamptz, $11::timestamptz + make_interval(secs => (
+                        SELECT auto_delete_seconds FROM chats
+                        WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0)))
+                ON CONFLICT (workspace_id, bot_id, chat_id, telegram_message_id)
+                    WHERE telegram_message_id IS NOT NULL DO NOTHING
                 RETURNING id
             )
             INSERT INTO requests (workspace_id, scope_key, scope, user_message_id, status,
-                budget_usd)
-            SELECT $1, $2, $10::jsonb, m.id, 'queued', $11 FROM m
+                budget_usd, speaker_id)
+            SELECT $1, $2, $13::jsonb, m.id, 'queued', $14, $7 FROM m
             RETURNING id, user_message_id
             """,
             scope.workspace,
             scope.key,
+            scope.bot_id,
             scope.chat_id,
             thread_id,
             telegram_message_id,
@@ -148,10 +200,13 @@ class Store:
             text,
             content_hash(text),
             language,
+            sent_at,
+            retain_until,
             scope.model_dump_json(),
             Decimal(str(budget_usd)),
         )
-        assert row is not None
+        if row is None:
+            return None
         return SourceMessage(
             message_id=row["user_message_id"],
             request_id=row["id"],
@@ -162,125 +217,178 @@ class Store:
             telegram_message_id=telegram_message_id,
         )
 
-    async def record_edit(
-        self, workspace: str, *, chat_id: int, telegram_message_id: int, text: str
-    ) -> str | None:
-        """A stored message was edited: keep the new text, make memories built on it unavailable."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow(
-                "UPDATE messages SET text = $4, content_hash = $5, edited_at = now()"
-                " WHERE workspace_id = $1 AND chat_id = $2 AND telegram_message_id = $3"
-                " AND content_hash <> $5 RETURNING id",
-                workspace,
-                chat_id,
-                telegram_message_id,
-                text,
-                content_hash(text),
-            )
-            if row is None:
-                return None
-            sid = source_id(row["id"])
-            tx = await lock_workspace(conn, workspace)
-            tx.touch(*invalidate_sources(tx.state, {sid}, "source edited"))
-            await write_workspace(tx, directory_max=self._directory_max)
-            return sid
+    async def find_messages(
+        self, bot_id: int, chat_id: int, telegram_message_ids: list[int]
+    ) -> dict[str, list[int]]:
+        """Stored message IDs of these Telegram messages, by workspace."""
+        rows = await self.pool.fetch(
+            "SELECT workspace_id, id FROM messages WHERE bot_id = $1 AND chat_id = $2"
+            " AND telegram_message_id = ANY($3::bigint[])",
+            bot_id,
+            chat_id,
+            telegram_message_ids,
+        )
+        found: dict[str, list[int]] = {}
+        for r in rows:
+            found.setdefault(r["workspace_id"], []).append(r["id"])
+        return found
 
     # --- requests ---------------------------------------------------------------------------------
 
     async def start_request(
-        self, request_id: int, *, provider: str, model: str, kind: str = "chat"
+        self,
+        source: SourceMessage,
+        *,
+        provider: str,
+        model: str,
+        kind: str = "chat",
+        keep_open: bool = False,
     ) -> None:
         await self.pool.execute(
-            "UPDATE requests SET status = 'running', provider = $2, model = $3, kind = $4,"
-            " updated_at = now() WHERE id = $1",
-            request_id,
+            "UPDATE requests SET status = 'running', provider = $3, model = $4, kind = $5,"
+            " keep_open = $6, updated_at = now() WHERE workspace_id = $1 AND id = $2"
+            " AND status IN ('queued', 'running')",
+            source.scope.workspace,
+            source.request_id,
             provider,
             model,
             kind,
+            keep_open,
         )
 
     async def finish_request(
         self,
-        request_id: int,
+        source: SourceMessage,
         *,
         status: RequestStatus,
+        now: datetime,
+        idle_seconds: float,
         answer_text: str | None = None,
         answer_telegram_id: int | None = None,
         bot_id: int | None = None,
         error: str | None = None,
-    ) -> None:
-        """Close a request; a succeeded one keeps its answer as the assistant message."""
+    ) -> bool:
+        """Close a request, once (False when it was closed already). A succeeded one keeps its
+        answer as the assistant message, which depends on the sources of every record the
+        request was given and is retained no longer than the earliest of them."""
+        scope = source.scope
         async with self.pool.acquire() as conn, conn.transaction():
+            current = await conn.fetchrow(
+                "SELECT status, recall_memory_ids FROM requests WHERE workspace_id = $1"
+                " AND id = $2 FOR UPDATE",
+                scope.workspace,
+                source.request_id,
+            )
+            if current is None or current["status"] not in OPEN_STATUSES:
+                return False
             answer_id = None
-            if answer_text is not None:
+            if answer_text is not None and status == "succeeded":
                 answer_id = await conn.fetchval(
                     """
-                    INSERT INTO messages (workspace_id, scope_key, chat_id, thread_id,
-                        telegram_message_id, speaker_id, role, text, content_hash)
-                    SELECT r.workspace_id, r.scope_key, m.chat_id, m.thread_id, $2, $3,
-                        'assistant', $4, $5
-                    FROM requests r JOIN messages m ON m.id = r.user_message_id
-                    WHERE r.id = $1
+                    WITH deps AS (
+                        SELECT DISTINCT s.message_id FROM record_sources s
+                        WHERE s.workspace_id = $1 AND s.record_id = ANY($8::text[])
+                    )
+                    INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
+                        telegram_message_id, speaker_id, role, text, content_hash, sent_at,
+                        retain_until)
+                    SELECT $1, $2, $3, m.chat_id, m.thread_id, $4, $5, 'assistant', $6, $7, $9,
+                        least(
+                            (SELECT min(d.retain_until) FROM messages d
+                             WHERE d.workspace_id = $1 AND d.id IN (SELECT message_id FROM deps)),
+                            $9::timestamptz + make_interval(secs => (
+                                SELECT auto_delete_seconds FROM chats
+                                WHERE bot_id = $3 AND chat_id = m.chat_id
+                                AND auto_delete_seconds > 0)))
+                    FROM messages m WHERE m.workspace_id = $1 AND m.id = $10
                     RETURNING id
                     """,
-                    request_id,
+                    scope.workspace,
+                    scope.key,
+                    scope.bot_id,
                     answer_telegram_id,
-                    bot_id or 0,
+                    bot_id or scope.bot_id,
                     answer_text,
                     content_hash(answer_text),
+                    list(current["recall_memory_ids"]),
+                    now,
+                    source.message_id,
                 )
+                if answer_id is not None and current["recall_memory_ids"]:
+                    await conn.execute(
+                        "INSERT INTO message_deps (workspace_id, message_id, source_message_id)"
+                        " SELECT DISTINCT $1::text, $2::bigint, s.message_id FROM record_sources s"
+                        " WHERE s.workspace_id = $1 AND s.record_id = ANY($3::text[])"
+                        " ON CONFLICT DO NOTHING",
+                        scope.workspace,
+                        answer_id,
+                        list(current["recall_memory_ids"]),
+                    )
             await conn.execute(
-                "UPDATE requests SET status = $2, answer_message_id = $3, error = $4,"
-                " updated_at = now(), finished_at = now() WHERE id = $1",
-                request_id,
+                "UPDATE requests SET status = $3, answer_message_id = $4, error = $5,"
+                " updated_at = now(), finished_at = $6 WHERE workspace_id = $1 AND id = $2",
+                scope.workspace,
+                source.request_id,
                 status,
                 answer_id,
                 error,
+                now,
             )
+            await schedule_scope(conn, scope, now=now, idle_seconds=idle_seconds)
+            return True
 
-    async def set_recall(self, request_id: int, memory_ids: list[str]) -> None:
+    async def request_status(self, source: SourceMessage) -> str | None:
+        status: str | None = await self.pool.fetchval(
+            "SELECT status FROM requests WHERE workspace_id = $1 AND id = $2",
+            source.scope.workspace,
+            source.request_id,
+        )
+        return status
+
+    async def set_recall(self, source: SourceMessage, memory_ids: list[str]) -> None:
         await self.pool.execute(
-            "UPDATE requests SET recall_memory_ids = $2 WHERE id = $1", request_id, memory_ids
+            "UPDATE requests SET recall_memory_ids = $3 WHERE workspace_id = $1 AND id = $2",
+            source.scope.workspace,
+            source.request_id,
+            memory_ids,
         )
 
-    async def add_citations(self, request_id: int, source_ids: list[str]) -> None:
+    async def add_citations(
+        self, source: SourceMessage, source_ids: list[str], memory_ids: list[str]
+    ) -> None:
+        """Returned sources enter the request's citation set; returned records count as given."""
         await self.pool.execute(
             "UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
-            "citation_source_ids || $2::text[])) WHERE id = $1",
-            request_id,
+            "citation_source_ids || $3::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
+            " unnest(recall_memory_ids || $4::text[])) WHERE workspace_id = $1 AND id = $2",
+            source.scope.workspace,
+            source.request_id,
             source_ids,
+            memory_ids,
         )
 
     async def history(
-        self, scope_key: str, workspace: str, *, before_message_id: int, limit: int
+        self, scope: Scope, *, before_message_id: int, limit: int, now: datetime
     ) -> list[HistoryMessage]:
         """The scope's latest retained messages before this one, oldest first."""
         rows = await self.pool.fetch(
-            "SELECT id, role, speaker_id, thread_id, text, created_at FROM messages"
-            " WHERE workspace_id = $1 AND scope_key = $2 AND id < $3 AND deleted_at IS NULL"
-            " AND (retain_until IS NULL OR retain_until > now())"
+            "SELECT id, role, speaker_id, thread_id, text, sent_at FROM messages"
+            " WHERE workspace_id = $1 AND scope_key = $2 AND id < $3 AND text IS NOT NULL"
+            " AND (retain_until IS NULL OR retain_until > $5)"
             " ORDER BY id DESC LIMIT $4",
-            workspace,
-            scope_key,
+            scope.workspace,
+            scope.key,
             before_message_id,
             limit,
+            now,
         )
-        return [
-            HistoryMessage(
-                message_id=r["id"],
-                role=r["role"],
-                speaker_id=r["speaker_id"],
-                thread_id=r["thread_id"],
-                text=r["text"],
-                created_at=r["created_at"],
-            )
-            for r in reversed(rows)
-        ]
+        return [_history(r) for r in reversed(rows)]
 
     async def source_texts(self, workspace: str, message_ids: list[int]) -> dict[int, str]:
+        """Texts of messages that still have them (not erased)."""
         rows = await self.pool.fetch(
             "SELECT id, text FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])"
-            " AND deleted_at IS NULL",
+            " AND text IS NOT NULL",
             workspace,
             message_ids,
         )
@@ -301,7 +409,7 @@ class Store:
                         model, prompt_tokens, completion_tokens, cost_usd, outcome, detail,
                         idempotency_key)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                    ON CONFLICT (idempotency_key) DO NOTHING
+                    ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
                     RETURNING id
                     """,
                     entry.workspace,
@@ -323,7 +431,9 @@ class Store:
                     cost = Decimal(str(entry.cost_usd))
                     if entry.request_id is not None:
                         await c.execute(
-                            "UPDATE requests SET charged_usd = charged_usd + $2 WHERE id = $1",
+                            "UPDATE requests SET charged_usd = charged_usd + $3"
+                            " WHERE workspace_id = $1 AND id = $2",
+                            entry.workspace,
                             entry.request_id,
                             cost,
                         )
@@ -340,17 +450,22 @@ class Store:
             return await write(c)
 
     async def remaining_budget(
-        self, request_id: int, workspace_budget_usd: float
+        self, workspace: str, request_id: int | None, workspace_budget_usd: float
     ) -> tuple[float, float]:
-        """(request remaining, workspace remaining) in dollars."""
+        """(request remaining, workspace remaining) in dollars; a request that does not exist
+        (or none) has nothing left of its own."""
         row = await self.pool.fetchrow(
-            "SELECT r.budget_usd - r.charged_usd AS req, w.spent_usd AS spent"
-            " FROM requests r JOIN workspaces w ON w.id = r.workspace_id WHERE r.id = $1",
+            "SELECT w.spent_usd AS spent, (SELECT r.budget_usd - r.charged_usd FROM requests r"
+            " WHERE r.workspace_id = w.id AND r.id = $2) AS req FROM workspaces w WHERE w.id = $1",
+            workspace,
             request_id,
         )
         if row is None:
             return 0.0, 0.0
-        return float(row["req"]), workspace_budget_usd - float(row["spent"])
+        request_left = float(row["req"]) if row["req"] is not None else 0.0
+        if request_id is None:
+            request_left = float("inf")
+        return request_left, workspace_budget_usd - float(row["spent"])
 
     async def workspace_spent(self, workspace: str) -> float:
         spent = await self.pool.fetchval(
@@ -360,59 +475,67 @@ class Store:
 
     # --- recall -------------------------------------------------------------------------------
 
-    async def recall_row(self, workspace: str, scope_key: str) -> RecallRow | None:
+    async def recall_row(self, scope: Scope) -> RecallRow | None:
         raw = await self.pool.fetchval(
-            "SELECT row FROM recall_index WHERE workspace_id = $1 AND scope_key = $2",
-            workspace,
-            scope_key,
+            "SELECT recall FROM memory_scopes WHERE workspace_id = $1 AND scope_key = $2",
+            scope.workspace,
+            scope.key,
         )
         return None if raw is None else RecallRow.model_validate_json(raw)
 
 
-async def lock_workspace(conn: asyncpg.Connection, workspace: str) -> WorkspaceTx:
-    """Lock the workspace row (creating it if needed) and load its state; inside a transaction."""
-    row = await conn.fetchrow(
-        "SELECT state, version FROM workspaces WHERE id = $1 FOR UPDATE", workspace
+async def schedule_scope(
+    conn: asyncpg.Connection | asyncpg.Pool, scope: Scope, *, now: datetime, idle_seconds: float
+) -> None:
+    """Tell the worker to look at this scope once it has been idle for the window.
+
+    Scheduling only (last activity and the due time): memory state is not touched, so this
+    needs no workspace lock.
+    """
+    await conn.execute(
+        """
+        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
+            topic_id, last_activity, due_at, suspended)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8::timestamptz + make_interval(secs => $9),
+            coalesce((SELECT NOT bot_active FROM chats WHERE bot_id = $4 AND chat_id = $5),
+                false))
+        ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
+            last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
+            due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at)
+        """,
+        scope.workspace,
+        scope.key,
+        scope.kind,
+        scope.bot_id,
+        scope.chat_id,
+        scope.user_id,
+        scope.topic_id,
+        now,
+        idle_seconds,
     )
-    if row is None:
-        await conn.execute(
-            "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", workspace
-        )
-        row = await conn.fetchrow(
-            "SELECT state, version FROM workspaces WHERE id = $1 FOR UPDATE", workspace
-        )
-    assert row is not None
-    state = WorkspaceState.model_validate_json(row["state"])
-    return WorkspaceTx(conn=conn, workspace=workspace, state=state, version=row["version"])
 
 
-async def write_workspace(tx: WorkspaceTx, *, directory_max: int) -> None:
-    """Write the state back with its derived recall rows; nothing if no scope was touched."""
-    if not tx.touched:
-        return
-    tx.version += 1
-    await tx.conn.execute(
-        "UPDATE workspaces SET state = $2::jsonb, version = $3, updated_at = now() WHERE id = $1",
-        tx.workspace,
-        tx.state.model_dump_json(),
-        tx.version,
+def _chat_info(row: asyncpg.Record) -> ChatInfo:
+    return ChatInfo(
+        bot_id=row["bot_id"],
+        chat_id=row["chat_id"],
+        workspace=row["workspace_id"],
+        chat_type=row["chat_type"],
+        bot_active=row["bot_active"],
+        auto_delete_seconds=row["auto_delete_seconds"],
+        auto_delete_known=row["auto_delete_known"],
     )
-    rows = [
-        (
-            tx.workspace,
-            key,
-            tx.version,
-            build_recall_row(tx.state, key, directory_max=directory_max).model_dump_json(),
-        )
-        for key in sorted(tx.touched)
-    ]
-    await tx.conn.executemany(
-        "INSERT INTO recall_index (workspace_id, scope_key, state_version, row)"
-        " VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (workspace_id, scope_key)"
-        " DO UPDATE SET state_version = EXCLUDED.state_version, row = EXCLUDED.row",
-        rows,
+
+
+def _history(r: asyncpg.Record) -> HistoryMessage:
+    return HistoryMessage(
+        message_id=r["id"],
+        role=r["role"],
+        speaker_id=r["speaker_id"],
+        thread_id=r["thread_id"],
+        text=r["text"],
+        created_at=r["sent_at"],
     )
-    tx.touched.clear()
 
 
 def dumps(value: object) -> str:

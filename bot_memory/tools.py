@@ -1,7 +1,10 @@
-"""The two tools an interactive request is offered: query_memories and manage_memory.
+"""The tools an interactive request is offered: query_memories, manage_memory and
+query_chat_history.
 
-Both recheck current access and state on every call (a replayed call included), and record
-their usage once per tool call.
+Each call rechecks current access and state (a replayed call included): the requester's
+membership now, the host's read grants, what is still available and retained. Usage is recorded
+once per tool call, and a replayed manage_memory call returns its first result instead of acting
+twice.
 """
 
 from __future__ import annotations
@@ -11,14 +14,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot_memory import control
+from bot_memory.access import Access, Gate, ItemView, Requester
 from bot_memory.intents import recognize
 from bot_memory.models.base import ChatModel
 from bot_memory.settings import MemorySettings
-from bot_memory.state import MemoryRecord, WorkspaceState, mark_used
+from bot_memory.state import MemoryRecord, message_id_of, source_id
 from bot_memory.store import SourceMessage, Store, UsageEntry
+from bot_memory.workspace import WorkspaceGone
+
+log = structlog.get_logger(__name__)
 
 QUERY_MEMORIES: dict[str, Any] = {
     "type": "function",
@@ -70,13 +78,39 @@ MANAGE_MEMORY: dict[str, Any] = {
     },
 }
 
-TOOLS = [QUERY_MEMORIES, MANAGE_MEMORY]
+QUERY_CHAT_HISTORY: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "query_chat_history",
+        "description": (
+            "Original excerpts of this chat's retained messages: around given source IDs "
+            "(e.g. from query_memories), or matching a literal query, or the newest. Returns "
+            "source IDs, speaker IDs, roles, dates and the text."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Literal text to search for."},
+                "sourceIds": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Source IDs such as m123; their neighbours come too.",
+                },
+                "limit": {"type": "integer", "minimum": 1, "maximum": 12},
+            },
+            "additionalProperties": False,
+        },
+    },
+}
+
+TOOLS = [QUERY_MEMORIES, MANAGE_MEMORY, QUERY_CHAT_HISTORY]
 _ACTIONS = {
     "remember": "remember",
     "forget": "forget",
     "enable-memory": "enable",
     "disable-memory": "disable",
 }
+EXCERPT_CHARS = 600
 
 
 class QueryArgs(BaseModel):
@@ -94,21 +128,43 @@ class ManageArgs(BaseModel):
     title: str | None = None
 
 
+class HistoryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    query: str | None = None
+    source_ids: list[str] = Field(default_factory=list, alias="sourceIds", max_length=12)
+    limit: int = Field(default=12, ge=1)
+
+
 @dataclass(frozen=True)
 class ToolContext:
-    """The request a tool call serves: its current human message and who sent it."""
+    """The request a tool call serves: its current human message and who sent it.
+
+    `gate` asks, at every call, whether the requester may read and act now (membership,
+    admin, read grants). Without one the speaker is taken as the requester with no Telegram
+    lookup: a member of a group, an admin only if listed in the settings.
+    """
 
     source: SourceMessage
     quoted: bool = False
     forwarded: bool = False
-    is_admin: bool = False
+    gate: Gate | None = None
 
 
 class ToolExecutor:
-    def __init__(self, store: Store, model: ChatModel, settings: MemorySettings) -> None:
+    def __init__(
+        self, store: Store, model: ChatModel, settings: MemorySettings, access: Access
+    ) -> None:
         self._store = store
         self._model = model
         self._settings = settings
+        self._access = access
+
+    def gate_for(self, ctx: ToolContext) -> Gate:
+        if ctx.gate is not None:
+            return ctx.gate
+        scope = ctx.source.scope
+        requester = Requester(user_id=ctx.source.speaker_id, chat_id=scope.chat_id)
+        return Gate(self._access, scope, requester)
 
     async def execute(
         self, name: str, arguments: str, ctx: ToolContext, *, call_id: str
@@ -119,11 +175,15 @@ class ToolExecutor:
             if name == "query_memories":
                 result = await self._query(QueryArgs.model_validate(raw), ctx)
             elif name == "manage_memory":
-                result = await self._manage(ManageArgs.model_validate(raw), ctx)
+                result = await self._manage(ManageArgs.model_validate(raw), ctx, call_id)
+            elif name == "query_chat_history":
+                result = await self._history(HistoryArgs.model_validate(raw), ctx)
             else:
                 result = {"error": f"unknown tool {name!r}"}
         except (ValueError, ValidationError) as exc:
             result = {"error": f"invalid arguments: {str(exc)[:300]}"}
+        except WorkspaceGone:
+            result = {"error": "this chat's memory was deleted"}
         await self._store.record_usage(
             UsageEntry(
                 workspace=ctx.source.scope.workspace,
@@ -137,17 +197,42 @@ class ToolExecutor:
         )
         return result
 
+    async def _member(self, ctx: ToolContext, tool: str) -> dict[str, Any] | None:
+        """None when the requester may read this scope now; else the refusal to return."""
+        who = await self.gate_for(ctx).membership()
+        if who.member:
+            return None
+        log.info(
+            "memory.tool_refused",
+            tool=tool,
+            scope=ctx.source.scope.key,
+            requester=ctx.source.speaker_id,
+            reason=who.reason,
+        )
+        return {"error": "the requester is not a current member of this chat", "results": []}
+
     async def _query(self, args: QueryArgs, ctx: ToolContext) -> dict[str, Any]:
+        refused = await self._member(ctx, "query_memories")
+        if refused is not None:
+            return refused
         scope = ctx.source.scope
         limit = min(args.limit, self._settings.query_max_results)
-        async with self._store.locked_workspace(scope.workspace) as tx:
-            memory = tx.state.scopes.get(scope.key)
-            if memory is not None and not memory.enabled:
+        now = datetime.now(UTC)
+        gate = self.gate_for(ctx)
+        async with self._store.locked(scope.workspace) as tx:
+            state = await tx.scope_by_key(scope.key)
+            if state is not None and state.suspended:
+                return {"error": "memory is unavailable in this chat", "results": []}
+            if state is not None and not state.enabled:
                 return {"error": "memory is turned off in this chat", "results": []}
-            found = _search(tx.state, scope.key, args)[:limit]
-            mark_used(tx.state, [r.id for r in found], datetime.now(UTC))
+            found = []
+            for record in _search(await tx.valid_records(scope.key), args, now):
+                if await gate.readable(_view(record)):
+                    found.append(record)
+                if len(found) >= limit:
+                    break
             if found:
-                tx.touch(scope.key)
+                await tx.mark_used([r.id for r in found], now)
         cap = self._settings.query_max_source_ids
         results = [
             {
@@ -164,34 +249,133 @@ class ToolExecutor:
             for r in found
         ]
         cited = [sid for r in found for sid in r.source_ids[:cap]]
-        if cited:
-            await self._store.add_citations(ctx.source.request_id, cited)
+        if found:
+            await self._store.add_citations(ctx.source, cited, [r.id for r in found])
         return {"results": results}
 
-    async def _manage(self, args: ManageArgs, ctx: ToolContext) -> dict[str, Any]:
+    async def _manage(self, args: ManageArgs, ctx: ToolContext, call_id: str) -> dict[str, Any]:
+        source = ctx.source
         action = _ACTIONS.get(args.action)
         if action is None:
             return {"error": f"unknown action {args.action!r}"}
-        if args.source_id != ctx.source.source_id:
-            return {"error": f"sourceId must be the current human message ({ctx.source.source_id})"}
-        request = recognize(ctx.source.text, quoted=ctx.quoted, forwarded=ctx.forwarded)
+        if args.source_id != source.source_id:
+            return {"error": f"sourceId must be the current human message ({source.source_id})"}
+        request = recognize(source.text, quoted=ctx.quoted, forwarded=ctx.forwarded)
         if request is None or request.action != action:
             return {"error": f"the current message is not a direct {args.action} request"}
+        who = await self.gate_for(ctx).membership()  # now, and again on every replay
+        first = await self._store.pool.fetchval(
+            "SELECT result FROM tool_calls WHERE workspace_id = $1 AND request_id = $2"
+            " AND call_id = $3",
+            source.scope.workspace,
+            source.request_id,
+            call_id,
+        )
+        if first is not None:
+            if not who.member or (
+                action in ("enable", "disable")
+                and not control.may_toggle(source.scope, source.speaker_id, who)
+            ):
+                return {"action": args.action, "outcome": "not_allowed", "memory_ids": []}
+            return {**json.loads(first), "replayed": True}
         result = await control.apply(
             self._store,
             request,
-            ctx.source,
-            is_admin=ctx.is_admin,
+            source,
+            who=who,
             provider=self._model.provider,
             model=self._model.model,
             memory_id=args.memory_id,
             title=args.title,
         )
-        return {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}
+        answer = {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}
+        await self._store.pool.execute(
+            "INSERT INTO tool_calls (workspace_id, request_id, call_id, name, result)"
+            " VALUES ($1, $2, $3, 'manage_memory', $4::jsonb) ON CONFLICT DO NOTHING",
+            source.scope.workspace,
+            source.request_id,
+            call_id,
+            json.dumps(answer),
+        )
+        return answer
+
+    async def _history(self, args: HistoryArgs, ctx: ToolContext) -> dict[str, Any]:
+        refused = await self._member(ctx, "query_chat_history")
+        if refused is not None:
+            return refused
+        source = ctx.source
+        scope = source.scope
+        limit = min(args.limit, self._settings.query_max_results)
+        around = [m for m in (message_id_of(s) for s in args.source_ids) if m is not None]
+        rows = await self._store.pool.fetch(
+            """
+            WITH kept AS (
+                SELECT m.id, m.role, m.speaker_id, m.thread_id, m.text, m.sent_at,
+                       lag(m.id) OVER w AS prev_id, lead(m.id) OVER w AS next_id
+                FROM messages m
+                WHERE m.workspace_id = $1 AND m.scope_key = $2 AND m.text IS NOT NULL
+                  AND m.id <> $3 AND (m.retain_until IS NULL OR m.retain_until > now())
+                  AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1
+                                  AND t.scope_key = $2 AND t.message_id = m.id)
+                WINDOW w AS (ORDER BY m.id)
+            )
+            SELECT id, role, speaker_id, thread_id, text, sent_at FROM kept
+            WHERE CASE
+                WHEN cardinality($4::bigint[]) > 0 THEN
+                    id = ANY($4) OR prev_id = ANY($4) OR next_id = ANY($4)
+                WHEN $5::text IS NOT NULL THEN strpos(lower(text), lower($5)) > 0
+                ELSE true END
+            ORDER BY id DESC LIMIT $6
+            """,
+            scope.workspace,
+            scope.key,
+            source.message_id,
+            around,
+            args.query,
+            limit * 2,
+        )
+        gate = self.gate_for(ctx)
+        excerpts = []
+        for row in reversed(rows):
+            view = ItemView(
+                kind="message",
+                id=source_id(row["id"]),
+                scope_key=scope.key,
+                speaker_ids=[row["speaker_id"]],
+                thread_ids=[row["thread_id"]],
+            )
+            if not await gate.readable(view):
+                continue
+            text = row["text"]
+            excerpts.append(
+                {
+                    "source_id": view.id,
+                    "role": row["role"],
+                    "speaker_id": row["speaker_id"],
+                    "thread_id": row["thread_id"],
+                    "date": row["sent_at"].isoformat(timespec="seconds"),
+                    "text": text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…",
+                }
+            )
+        excerpts = excerpts[-limit:]
+        if excerpts:
+            await self._store.add_citations(source, [e["source_id"] for e in excerpts], [])
+        return {"excerpts": excerpts}
 
 
-def _search(state: WorkspaceState, scope_key: str, args: QueryArgs) -> list[MemoryRecord]:
-    records = state.valid_records(scope_key)
+def _view(record: MemoryRecord) -> ItemView:
+    return ItemView(
+        kind="record",
+        id=record.id,
+        scope_key=record.scope_key,
+        speaker_ids=record.speaker_ids,
+        thread_ids=record.thread_ids,
+        source_ids=record.source_ids,
+    )
+
+
+def _search(records: list[MemoryRecord], args: QueryArgs, now: datetime) -> list[MemoryRecord]:
+    records = [r for r in records if r.available(now)]
     if args.id:
         return [r for r in records if r.id == args.id]
     if args.query:

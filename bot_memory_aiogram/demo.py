@@ -22,11 +22,11 @@ from bot_memory.models.offline import OfflineModel
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import WorkspaceState
+from bot_memory.tenancy import default_workspace
+from bot_memory.workspace import WorkspaceView
 from bot_memory_aiogram.emulator import BotAPIEmulator
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 
-WORKSPACE = "demo"
 ADA, BO, CY = 1001, 2001, 2002
 GROUP, TOPIC = -100200, 7
 BOT = "memory_test_bot"
@@ -67,11 +67,20 @@ class Demo:
         self.memory = memory
         self.model = model
         self.emu = emu
+        # Each chat is its own workspace: Ada's private chat, and the group.
         self.private = Scope(
-            workspace=WORKSPACE, bot_id=emu.bot_id, kind="private", chat_id=ADA, user_id=ADA
+            workspace=default_workspace(emu.bot_id, ADA),
+            bot_id=emu.bot_id,
+            kind="private",
+            chat_id=ADA,
+            user_id=ADA,
         )
         self.group = Scope(
-            workspace=WORKSPACE, bot_id=emu.bot_id, kind="shared", chat_id=GROUP, topic_id=TOPIC
+            workspace=default_workspace(emu.bot_id, GROUP),
+            bot_id=emu.bot_id,
+            kind="shared",
+            chat_id=GROUP,
+            topic_id=TOPIC,
         )
 
     async def user(self, text: str, **kw: Any) -> dict[str, Any]:
@@ -92,9 +101,7 @@ class Demo:
         """The handler closes its request right after the reply is sent: wait for that."""
         deadline = time.monotonic() + 10
         while await self.memory.store.pool.fetchval(
-            "SELECT count(*) FROM requests WHERE workspace_id = $1"
-            " AND status IN ('queued', 'running')",
-            WORKSPACE,
+            "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
         ):
             if time.monotonic() > deadline:
                 raise TimeoutError("a request stayed open after its reply")
@@ -115,16 +122,13 @@ class Demo:
             reply_to_message_id=reply_to,
         )
 
-    async def state(self) -> WorkspaceState:
-        raw = await self.memory.store.pool.fetchval(
-            "SELECT state FROM workspaces WHERE id = $1", WORKSPACE
-        )
-        return WorkspaceState.model_validate_json(raw or "{}")
+    async def state(self, scope: Scope) -> WorkspaceView:
+        return await self.memory.store.view(scope.workspace)
 
     async def wait_for_index(self, scope: Scope, *, containing: int = 1) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            state = await self.state()
+            state = await self.state(scope)
             mem = state.scopes.get(scope.key)
             if mem and not mem.index.pending and len(mem.index.memory_ids) >= containing:
                 return
@@ -132,7 +136,7 @@ class Demo:
         raise TimeoutError(f"the pipeline did not index {scope.key} in time")
 
     async def show_records(self, scope: Scope) -> None:
-        state = await self.state()
+        state = await self.state(scope)
         for record in state.valid_records(scope.key):
             show(
                 f"memory {record.id} ({record.origin}, speakers {record.speaker_ids}, "
@@ -156,7 +160,7 @@ class Demo:
         rows = await self.memory.store.pool.fetch(
             "SELECT id, role, left(text, 60) AS text FROM messages WHERE workspace_id = $1"
             " ORDER BY id",
-            WORKSPACE,
+            self.private.workspace,
         )
         show("recorded rows", "\n".join(f"m{r['id']} {r['role']}: {r['text']}" for r in rows))
 
@@ -178,10 +182,10 @@ class Demo:
         await self.user("remember that my passport expires in May 2027")
         await self.show_records(self.private)
         await self.user("forget my passport")
-        state = await self.state()
+        state = await self.state(self.private)
         show(
             "tombstones (content-free source IDs)",
-            ", ".join(state.scopes[self.private.key].tombstones),
+            ", ".join(f"m{m}" for m in sorted(state.tombstones.get(self.private.key, ()))),
         )
 
         say("5. Disable and enable")
@@ -228,8 +232,8 @@ class Demo:
         say("Done")
         usage = await self.memory.store.pool.fetch(
             "SELECT kind, count(*) AS n, sum(prompt_tokens) AS tokens FROM usage_ledger"
-            " WHERE workspace_id = $1 GROUP BY kind ORDER BY kind",
-            WORKSPACE,
+            " WHERE workspace_id = ANY($1::text[]) GROUP BY kind ORDER BY kind",
+            [self.private.workspace, self.group.workspace],
         )
         show(
             "usage ledger",
@@ -238,9 +242,7 @@ class Demo:
 
 
 async def amain() -> int:
-    settings = MemorySettings(
-        workspace=WORKSPACE, idle_window_seconds=1, tick_interval_seconds=0.3, llm_base_url=None
-    )
+    settings = MemorySettings(idle_window_seconds=1, tick_interval_seconds=0.3, llm_base_url=None)
     model = RecordingModel(
         summary_max_bytes=settings.summary_max_bytes,
         index_max_bytes=settings.index_max_bytes,
@@ -252,9 +254,9 @@ async def amain() -> int:
         "| offline model | Bot API emulator on 127.0.0.1",
     )
     memory = await Memory.open(settings, model=model)
-    await memory.store.delete_workspace(WORKSPACE)  # a fresh run each time
-    await memory.store.ensure_workspace(WORKSPACE)
     emu = BotAPIEmulator(username=BOT)
+    for chat in (ADA, GROUP):  # a fresh run each time
+        await memory.purge_workspace(default_workspace(emu.bot_id, chat))
     await emu.start()
     bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
     dp = Dispatcher()

@@ -93,6 +93,14 @@ _CHAT_MEMBER_STATUSES: Final = frozenset(
 )
 _STATUS_ALIASES: Final = {"owner": "creator", "admin": "administrator", "banned": "kicked"}
 
+#: The placeholder sender Telegram puts in ``from`` for anonymous group admins.
+_ANONYMOUS_ADMIN: Final = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+
 #: ``*_id`` parameters whose values are strings, not integers.
 _STRING_ID_KEYS: Final = frozenset(
     {
@@ -543,6 +551,8 @@ class BotAPIEmulator(LoopbackServer):
         self._chats: dict[int, JsonDict] = {}
         self._users: dict[int, JsonDict] = {}
         self._member_status: dict[tuple[int, int], str] = {}
+        self._member_is_member: dict[tuple[int, int], bool] = {}
+        self._auto_delete: dict[int, int] = {}
         self._injected: dict[str, list[EmulatorError]] = {}
         self._next_callback_id = 1
 
@@ -648,17 +658,24 @@ class BotAPIEmulator(LoopbackServer):
         for _ in range(times):
             queue.append(EmulatorError(error_code, description, retry_after=retry_after))
 
-    def set_chat_member_status(self, chat_id: int, user_id: int, status: str) -> None:
+    def set_chat_member_status(
+        self, chat_id: int, user_id: int, status: str, *, is_member: bool = True
+    ) -> None:
         """Status ``getChatMember(chat_id, user_id)`` reports.
 
         One of creator, administrator, member, restricted, left, kicked (aliases:
-        owner, admin, banned).
+        owner, admin, banned). ``is_member`` is reported for "restricted".
         """
         normalized = _STATUS_ALIASES.get(status, status)
         if normalized not in _CHAT_MEMBER_STATUSES:
             msg = f"unknown chat member status {status!r}"
             raise ValueError(msg)
         self._member_status[(chat_id, user_id)] = normalized
+        self._member_is_member[(chat_id, user_id)] = is_member
+
+    def set_auto_delete(self, chat_id: int, seconds: int) -> None:
+        """``message_auto_delete_time`` that ``getChat`` reports for the chat (0: none)."""
+        self._auto_delete[chat_id] = seconds
 
     # ---------------------------------------------------------------- waiting
 
@@ -794,6 +811,8 @@ class BotAPIEmulator(LoopbackServer):
         forward_from_user_id: int | None = None,
         quote_text: str | None = None,
         chat_title: str | None = None,
+        anonymous_admin: bool = False,
+        date: int | None = None,
     ) -> JsonDict:
         """Queue a ``message`` update from a user and return it.
 
@@ -810,6 +829,10 @@ class BotAPIEmulator(LoopbackServer):
         * ``photo=True`` sends a one-size photo; ``text`` then becomes the caption
           unless ``caption`` is given.
         * ``forward_from_user_id`` adds ``forward_origin`` of type "user".
+        * ``anonymous_admin=True`` sends as the group itself, like Telegram does for an
+          anonymous admin: ``sender_chat`` is the chat and ``from`` the GroupAnonymousBot
+          placeholder (``user_id`` only registers who is behind it).
+        * ``date`` overrides the message's Unix time (default: now).
         """
         user = self._register_user(user_id, first_name, username, language_code)
         chat = self._register_chat(chat_id, chat_type, user, chat_title, is_forum)
@@ -818,8 +841,11 @@ class BotAPIEmulator(LoopbackServer):
             "message_id": message_id,
             "from": copy.deepcopy(user),
             "chat": copy.deepcopy(chat),
-            "date": _now(),
+            "date": _now() if date is None else date,
         }
+        if anonymous_admin:
+            message["from"] = copy.deepcopy(_ANONYMOUS_ADMIN)
+            message["sender_chat"] = copy.deepcopy(chat)
         forum = bool(chat.get("is_forum"))
         reply: JsonDict | None = None
         if reply_to_message_id is not None:
@@ -1395,7 +1421,7 @@ class BotAPIEmulator(LoopbackServer):
         elif status == "restricted":
             member.update(
                 {
-                    "is_member": True,
+                    "is_member": self._member_is_member.get((chat_id, user_id), True),
                     "can_send_messages": False,
                     "can_send_audios": False,
                     "can_send_documents": False,
@@ -1420,9 +1446,14 @@ class BotAPIEmulator(LoopbackServer):
         return member
 
     async def _get_chat(self, params: JsonDict) -> Any:
-        chat = self._chat_for(self._resolve_chat_id(params.get("chat_id")))
+        chat_id = self._resolve_chat_id(params.get("chat_id"))
+        chat = self._chat_for(chat_id)
+        extra: JsonDict = {}
+        if self._auto_delete.get(chat_id):
+            extra["message_auto_delete_time"] = self._auto_delete[chat_id]
         return {
             **chat,
+            **extra,
             "accent_color_id": 0,
             "max_reaction_count": 11,
             "accepted_gift_types": {

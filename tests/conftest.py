@@ -22,6 +22,7 @@ from bot_memory.database import apply_migrations
 from bot_memory.settings import MemorySettings
 
 TEMPLATE = "bm_template"
+pytest_plugins = ["tests.e2e"]  # the `env` fixture: the bot over HTTP
 
 
 def with_database(url: str, name: str) -> str:

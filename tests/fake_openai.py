@@ -153,9 +153,18 @@ def _object_text(obj: JsonDict) -> str:
     return ""
 
 
+def _batch_sources(body: JsonDict) -> list[JsonDict]:
+    """The objects under a document's "sources" key (the batch), else every object with an id."""
+    for text in _user_texts(body):
+        for value in _json_values(text):
+            if isinstance(value, dict) and isinstance(value.get("sources"), list):
+                return [s for s in value["sources"] if isinstance(s, dict) and "id" in s]
+    return _source_objects(body)
+
+
 def _extraction(body: JsonDict) -> JsonDict:
     try:
-        sources = _source_objects(body)
+        sources = _batch_sources(body)
         texts = [t for t in (_object_text(s) for s in sources) if t]
         ids = [s["id"] for s in sources if isinstance(s["id"], int | str)]
         summary = " ".join(texts)[:200]
@@ -184,9 +193,9 @@ def _consolidation(body: JsonDict) -> JsonDict:
 def default_responder(body: JsonDict) -> JsonDict:
     """The default assistant message for a request body (never raises).
 
-    * ``memory_extraction``: ``{"title", "summary", "source_ids"}`` from the JSON objects
-      with an ``id`` found in the user message(s); summary = first 200 characters of
-      their concatenated texts.
+    * ``memory_extraction``: ``{"title", "summary", "source_ids"}`` from the batch's sources
+      (the document's ``sources``, never its existing memories); summary = first 200
+      characters of their concatenated texts.
     * ``memory_consolidation``: ``{"index", "memory_ids"}`` from candidate objects with
       ``id`` and ``title`` (``"- {id}: {title}"`` lines, at most 12).
     * anything else: ``"fake answer: <first 60 chars of the last user message>"``.

@@ -6,96 +6,17 @@ received (fake server log).
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
-import pytest
-from aiogram import Bot, Dispatcher
-from aiogram.client.session.aiohttp import AiohttpSession
-from aiogram.client.telegram import TelegramAPIServer
-
 from bot_memory.scopes import Scope
-from bot_memory.service import Memory
-from bot_memory.settings import MemorySettings
-from bot_memory.state import WorkspaceState
-from bot_memory_aiogram import ALLOWED_UPDATES, setup
-from bot_memory_aiogram.emulator import BotAPIEmulator
-from tests.conftest import make_settings
-from tests.fake_openai import FakeOpenAI
+from tests.e2e import Env, wait_until
 
 USER = 1001
 GROUP = -100777
 TOPIC = 5
 ADMIN, MEMBER = 2001, 2002
 PRIVATE_SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=USER, user_id=USER)
-
-
-@dataclass
-class Env:
-    emu: BotAPIEmulator
-    llm: FakeOpenAI
-    memory: Memory
-    dp: Dispatcher
-    bot: Bot
-
-    async def say(self, count: int, **message: Any) -> dict[str, Any]:
-        """Push a message and wait until the bot has sent `count` messages in total."""
-        self.emu.push_message(**message)
-        calls = await self.emu.wait_for_sent(count)
-        return calls[count - 1].params
-
-    async def rows(self, sql: str, *args: Any) -> list[Any]:
-        return list(await self.memory.store.pool.fetch(sql, *args))
-
-
-async def start_env(db_url: str, **overrides: Any) -> Env:
-    emu = BotAPIEmulator()
-    await emu.start()
-    llm = FakeOpenAI(api_key="test-key")
-    await llm.start()
-    settings: MemorySettings = make_settings(
-        db_url,
-        llm_base_url=llm.base_url,
-        llm_api_key="test-key",
-        llm_model="fake-model",
-        llm_timeout_seconds=2,
-        **overrides,
-    )
-    memory = await Memory.open(settings)
-    bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
-    dp = Dispatcher()
-    setup(dp, memory, reference_agent=True)
-    return Env(emu=emu, llm=llm, memory=memory, dp=dp, bot=bot)
-
-
-@pytest.fixture
-async def env(db_url: str) -> AsyncIterator[Env]:
-    e = await start_env(db_url)
-    polling = asyncio.create_task(
-        e.dp.start_polling(
-            e.bot, handle_signals=False, polling_timeout=1, allowed_updates=ALLOWED_UPDATES
-        )
-    )
-    try:
-        yield e
-    finally:
-        await e.dp.stop_polling()
-        await asyncio.wait_for(polling, 10)
-        await e.memory.close()
-        await e.bot.session.close()
-        await e.llm.stop()
-        await e.emu.stop()
-
-
-async def wait_until(predicate: Any, timeout: float = 10.0) -> None:  # noqa: ASYNC109
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError("condition not reached")
-        await asyncio.sleep(0.05)
 
 
 def mentions(text: str) -> dict[str, Any]:
@@ -125,6 +46,7 @@ async def test_whole_loop_over_http(env: Env) -> None:
     assert {t["function"]["name"] for t in first_chat["tools"]} == {
         "query_memories",
         "manage_memory",
+        "query_chat_history",
     }
 
     # 2. Ordinary group traffic is never stored; a mention in a Topic is, and answered there.
@@ -142,8 +64,9 @@ async def test_whole_loop_over_http(env: Env) -> None:
     assert "lunch anyone?" not in texts and len(texts) == 2
 
     # 3. After the idle window the worker extracts and consolidates each scope via the model.
-    async def both_consolidated() -> bool:
-        return len(env.llm.requests_by_purpose("memory_consolidation")) >= 2
+    async def both_consolidated() -> bool:  # answered and recorded, not only sent
+        rows = await env.rows("SELECT 1 FROM usage_ledger WHERE kind = 'memory_consolidate'")
+        return len(rows) >= 2
 
     await wait_until(both_consolidated)
     extraction_bodies = env.llm.requests_by_purpose("memory_extraction")
@@ -181,8 +104,8 @@ async def test_whole_loop_over_http(env: Env) -> None:
     )
     assert sent["text"].startswith("本聊天的记忆已关闭")
     assert len(env.llm.chat_requests()) == before
-    notes = await env.rows("SELECT state FROM workspaces WHERE id = 'test'")
-    assert "I like green tea" in notes[0]["state"]
+    notes = await env.rows("SELECT summary FROM memory_records WHERE origin = 'note'")
+    assert [n["summary"] for n in notes] == ["remember that I like green tea"]
 
 
 async def test_bad_input_is_logged_not_fatal(env: Env) -> None:
@@ -251,8 +174,5 @@ async def test_edits_and_forwards_over_http(env: Env) -> None:
     )
     assert sent["text"].startswith("fake answer:")
     assert len(env.llm.chat_requests()) == before + 1
-    raw = (await env.rows("SELECT state FROM workspaces WHERE id = 'test'"))[0]["state"]
-    notes = [
-        r for r in WorkspaceState.model_validate_json(raw).records.values() if r.origin == "note"
-    ]
+    notes = await env.rows("SELECT id FROM memory_records WHERE origin = 'note'")
     assert notes == []

@@ -15,7 +15,8 @@ from bot_memory.pipeline.worker import Pipeline
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import WorkspaceState
+from bot_memory.workspace import WorkspaceView
+from tests.helpers import view
 
 
 def scope(n: int) -> Scope:
@@ -31,13 +32,13 @@ async def memory(settings: MemorySettings) -> AsyncIterator[Memory]:
 
 async def finished(memory: Memory, s: Scope, text: str) -> None:
     source = await memory.record(s, text=text, speaker_id=s.chat_id)
+    assert source is not None
     await memory.begin(source)
     await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
 
 
-async def records(memory: Memory) -> WorkspaceState:
-    raw = await memory.store.pool.fetchval("SELECT state FROM workspaces WHERE id = 'test'")
-    return WorkspaceState.model_validate_json(raw)
+async def records(memory: Memory) -> WorkspaceView:
+    return await view(memory)
 
 
 async def test_concurrent_workers_claim_each_job_once(memory: Memory) -> None:
@@ -50,13 +51,16 @@ async def test_concurrent_workers_claim_each_job_once(memory: Memory) -> None:
     )
     reports = await asyncio.gather(memory.pipeline.tick(), second.tick())
     finished_ids = [j for r in reports for j in r.finished]
-    assert len(finished_ids) == len(set(finished_ids)) == 6
+    assert len(finished_ids) == len(set(finished_ids)) == 12  # 6 extractions, 6 consolidations
     usage = await memory.store.pool.fetch(
         "SELECT job_id, count(*) AS n FROM usage_ledger WHERE kind = 'memory_extract'"
         " GROUP BY job_id"
     )
     assert len(usage) == 6 and all(u["n"] == 1 for u in usage)
     assert len((await records(memory)).records) == 6
+    # Six scopes of one workspace: each got its own consolidation too, and nothing twice.
+    phases = [r["phase"] for r in await memory.store.pool.fetch("SELECT phase FROM memory_jobs")]
+    assert phases.count("done") == 12
 
 
 async def test_an_expired_lease_passes_ownership_and_the_old_owner_cannot_commit(
@@ -64,13 +68,9 @@ async def test_an_expired_lease_passes_ownership_and_the_old_owner_cannot_commit
 ) -> None:
     await finished(memory, scope(1), "the staging database moves on Monday")
     ctx = memory.pipeline.ctx
-    assert await memory.pipeline.tick() is not None  # plans and runs: reset to replay by hand
-    await memory.store.pool.execute("DELETE FROM memory_jobs")
-    raw = WorkspaceState().model_dump_json()
-    await memory.store.pool.execute("UPDATE workspaces SET state = $1::jsonb", raw)
-    from bot_memory.pipeline.discovery import discover
+    from bot_memory.pipeline.discovery import plan_due
 
-    [job_id] = await discover(ctx, "test", datetime.now(UTC))
+    [job_id] = await plan_due(ctx, datetime.now(UTC))
     first = await jobs.claim_next(ctx.pool, lease_seconds=120, max_claims=3)
     assert first is not None and first.id == job_id
     # While the lease runs nobody else can claim it.
@@ -82,6 +82,7 @@ async def test_an_expired_lease_passes_ownership_and_the_old_owner_cannot_commit
     assert second is not None and second.id == job_id and second.token != first.token
     await run_extraction(ctx, first, datetime.now(UTC))  # stale owner: its writes are refused
     assert (await records(memory)).records == {}
+    assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_jobs") == 1
     await memory.pipeline.run_job(second, datetime.now(UTC))
     state = await records(memory)
     assert len(state.records) == 1
@@ -91,11 +92,11 @@ async def test_an_expired_lease_passes_ownership_and_the_old_owner_cannot_commit
 
 async def test_new_messages_supersede_a_waiting_snapshot(memory: Memory) -> None:
     ctx = memory.pipeline.ctx
-    from bot_memory.pipeline.discovery import discover
+    from bot_memory.pipeline.discovery import plan_due
 
     await finished(memory, scope(1), "first thought")
-    [old] = await discover(ctx, "test", datetime.now(UTC))
+    [old] = await plan_due(ctx, datetime.now(UTC))
     await finished(memory, scope(1), "second thought")
-    [new] = await discover(ctx, "test", datetime.now(UTC))
+    [new] = await plan_due(ctx, datetime.now(UTC))
     phases = dict(await memory.store.pool.fetch("SELECT id, phase FROM memory_jobs"))
     assert phases == {old: "stopped", new: "extract"}

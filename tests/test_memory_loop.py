@@ -11,8 +11,9 @@ from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import WorkspaceState
 from bot_memory.store import SourceMessage
+from bot_memory.workspace import WorkspaceView
+from tests.helpers import ADMIN, MEMBER, view
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1001, user_id=1001)
 OTHER_PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1002, user_id=1002)
@@ -42,14 +43,14 @@ async def exchange(
         thread_id=scope.topic_id,
         telegram_message_id=msg_id,
     )
+    assert source is not None
     await memory.begin(source)
     await memory.finish(source, status="succeeded", answer_text=answer, bot_id=42)
     return source
 
 
-async def state_of(memory: Memory) -> WorkspaceState:
-    raw = await memory.store.pool.fetchval("SELECT state FROM workspaces WHERE id = 'test'")
-    return WorkspaceState.model_validate_json(raw)
+async def state_of(memory: Memory) -> WorkspaceView:
+    return await view(memory)
 
 
 async def test_idle_conversation_becomes_recalled_memory(memory: Memory) -> None:
@@ -83,16 +84,17 @@ async def test_idle_conversation_becomes_recalled_memory(memory: Memory) -> None
 
 async def test_open_requests_hold_back_extraction(memory: Memory) -> None:
     await exchange(memory, PRIVATE, "first question")
-    await memory.record(PRIVATE, text="still running", speaker_id=1001)  # queued, never finished
+    await memory.record(PRIVATE, text="still running", speaker_id=1001)  # queued, never closed
     assert (await memory.pipeline.tick()).planned == []
 
 
 async def test_remember_forget_and_tombstones(memory: Memory) -> None:
     text = "remember that my passport expires in May"
     note_source = await memory.record(PRIVATE, text=text, speaker_id=1001)
+    assert note_source is not None
     request = recognize(text)
     assert request is not None
-    result = await memory.control(request, note_source, is_admin=False)
+    result = await memory.control(request, note_source, who=MEMBER)
     assert result.outcome == "remembered"
     state = await state_of(memory)
     note = state.records[result.memory_ids[0]]
@@ -105,13 +107,14 @@ async def test_remember_forget_and_tombstones(memory: Memory) -> None:
 
     forget_text = "forget my passport"
     forget_source = await memory.record(PRIVATE, text=forget_text, speaker_id=1001)
+    assert forget_source is not None
     forget_request = recognize(forget_text)
     assert forget_request is not None and forget_request.action == "forget"
-    result = await memory.control(forget_request, forget_source, is_admin=False)
+    result = await memory.control(forget_request, forget_source, who=MEMBER)
     assert result.outcome == "forgotten"
     state = await state_of(memory)
     assert state.records == {}
-    assert note_source.source_id in state.scopes[PRIVATE.key].tombstones
+    assert note_source.message_id in state.tombstones[PRIVATE.key]
     assert (await memory.recall(PRIVATE)).mode == "empty"
 
 
@@ -119,15 +122,17 @@ async def test_disable_keeps_records_but_stops_recall(memory: Memory) -> None:
     await exchange(memory, PRIVATE, "I like green tea")
     await memory.pipeline.tick()
     off = await memory.record(PRIVATE, text="turn off memory", speaker_id=1001)
+    assert off is not None
     request = recognize("turn off memory")
     assert request is not None
-    assert (await memory.control(request, off, is_admin=False)).outcome == "disabled"
+    assert (await memory.control(request, off, who=MEMBER)).outcome == "disabled"
     assert (await memory.recall(PRIVATE)).mode == "off"
     assert len((await state_of(memory)).valid_records(PRIVATE.key)) == 1
     on_request = recognize("turn on memory")
     assert on_request is not None
     on = await memory.record(PRIVATE, text="turn on memory", speaker_id=1001)
-    assert (await memory.control(on_request, on, is_admin=False)).outcome == "enabled"
+    assert on is not None
+    assert (await memory.control(on_request, on, who=MEMBER)).outcome == "enabled"
     assert (await memory.recall(PRIVATE)).mode == "index"
 
 
@@ -141,13 +146,15 @@ async def test_group_toggle_needs_admin_and_forget_needs_own_records(memory: Mem
     off = recognize("turn off memory")
     assert off is not None
     src = await memory.record(GROUP, text="turn off memory", speaker_id=2002, thread_id=7)
-    assert (await memory.control(off, src, is_admin=False)).outcome == "not_allowed"
+    assert src is not None
+    assert (await memory.control(off, src, who=MEMBER)).outcome == "not_allowed"
     forget_request = recognize("forget that we ship v2 on Friday")
     assert forget_request is not None
     src = await memory.record(GROUP, text="forget that we ship v2 on Friday", speaker_id=2002)
+    assert src is not None
     # A mixed-speaker record: a participant may not forget it, an admin may.
-    assert (await memory.control(forget_request, src, is_admin=False)).outcome == "not_allowed"
-    assert (await memory.control(forget_request, src, is_admin=True)).outcome == "forgotten"
+    assert (await memory.control(forget_request, src, who=MEMBER)).outcome == "not_allowed"
+    assert (await memory.control(forget_request, src, who=ADMIN)).outcome == "forgotten"
 
 
 async def test_edit_invalidates_dependent_memory(memory: Memory) -> None:
@@ -157,8 +164,10 @@ async def test_edit_invalidates_dependent_memory(memory: Memory) -> None:
     await exchange(memory, PRIVATE, "my desk is by the window", msg_id=503)
     await memory.pipeline.tick()
     assert len((await memory.recall(PRIVATE)).memory_ids) == 2
-    changed = await memory.record_edit(PRIVATE.chat_id, 501, "my office is in building 9")
-    assert changed is not None
+    changed = await memory.record_edit(
+        PRIVATE.chat_id, 501, "my office is in building 9", bot_id=PRIVATE.bot_id
+    )
+    assert changed
     state = await state_of(memory)
     [left] = state.valid_records(PRIVATE.key)
     assert "window" in left.summary
@@ -185,7 +194,7 @@ async def test_secret_is_redacted_before_the_model_sees_it(memory: Memory) -> No
     assert seen and all(key not in body for body in seen)
     assert any("[REDACTED]" in body for body in seen)
     state = await state_of(memory)
-    assert key not in state.model_dump_json()
+    assert all(key not in r.model_dump_json() for r in state.records.values())
 
 
 async def test_inactive_records_are_pruned_by_the_worker(memory: Memory) -> None:
@@ -205,8 +214,9 @@ async def control(memory: Memory, scope: Scope, text: str, speaker: int) -> str:
     request = recognize(text)
     assert request is not None
     source = await memory.record(scope, text=text, speaker_id=speaker)
+    assert source is not None
     await memory.begin(source, kind="memory_control")
-    result = await memory.control(request, source, is_admin=False)
+    result = await memory.control(request, source, who=MEMBER)
     await memory.finish(source, status="succeeded", answer_text=result.outcome, bot_id=42)
     return result.outcome
 

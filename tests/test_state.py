@@ -1,74 +1,123 @@
-"""Pure changes to the workspace record: forgetting, invalidation, pruning, recall rows."""
+"""Pure decisions over records and scopes: forgetting, invalidation, pruning, recall rows."""
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
+from bot_memory.recall import render
+from bot_memory.scopes import Scope
 from bot_memory.state import (
     MemoryRecord,
+    ScopeIndex,
+    ScopeState,
     SourceRef,
-    WorkspaceState,
-    add_record,
     build_recall_row,
-    forget,
-    invalidate_sources,
-    prune,
-    set_index,
+    depending_on,
+    forget_closure,
+    prune_plan,
 )
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
+SCOPE = Scope(workspace="w", bot_id=1, kind="private", chat_id=5, user_id=5)
 
 
-def record(rid: str, sources: list[str], scope: str = "s", used: datetime = NOW) -> MemoryRecord:
+def record(
+    rid: str,
+    sources: list[int],
+    *,
+    used: datetime = NOW,
+    inherited: list[int] = (),  # type: ignore[assignment]
+    until: datetime | None = None,
+) -> MemoryRecord:
+    refs = [SourceRef(message_id=m, hash="h", speaker_id=1) for m in sources]
+    refs += [SourceRef(message_id=m, hash="h", speaker_id=1, inherited=True) for m in inherited]
     return MemoryRecord(
         id=rid,
-        scope_key=scope,
+        scope_key=SCOPE.key,
         origin="extracted",
         title=rid,
         summary=f"about {rid}",
         speaker_ids=[1],
         thread_ids=[0],
-        sources=[SourceRef(id=s, hash="h", speaker_id=1) for s in sources],
+        sources=refs,
         created_at=used,
         last_used_at=used,
+        available_until=until,
     )
 
 
-def test_forget_removes_overlapping_records_and_leaves_tombstones() -> None:
-    state = WorkspaceState()
-    for r in (record("a", ["m1", "m2"]), record("b", ["m2", "m3"]), record("c", ["m9"])):
-        add_record(state, r)
-    removed, touched = forget(state, {"a"})
-    assert removed == {"a", "b"} and touched == {"s"}
-    assert set(state.records) == {"c"}
-    assert sorted(state.scopes["s"].tombstones) == ["m1", "m2", "m3"]
+def test_forget_reaches_direct_overlap_only_whatever_the_order() -> None:
+    # a overlaps b (m2); b overlaps c (m3); c does not overlap a. Forgetting a takes b, keeps c:
+    # the cascade is the selected records plus every record overlapping them, not a walk.
+    pool = [record("a", [1, 2]), record("b", [2, 3]), record("c", [3, 4]), record("d", [9])]
+    for _ in range(20):
+        random.shuffle(pool)
+        assert [r.id for r in forget_closure(pool, {"a"})] == ["a", "b"]
 
 
-def test_invalidation_hides_records_and_resets_an_index_that_names_them() -> None:
-    state = WorkspaceState()
-    add_record(state, record("a", ["m1"]))
-    add_record(state, record("b", ["m2"]))
-    set_index(state, "s", "- a\n- b", ["a", "b"], NOW)
-    assert invalidate_sources(state, {"m1"}, "source edited") == {"s"}
-    assert [r.id for r in state.valid_records("s")] == ["b"]
-    assert state.scopes["s"].index.text == "" and state.scopes["s"].index.pending
-    row = build_recall_row(state, "s", directory_max=8)
-    assert [d.id for d in row.directory] == ["b"] and row.pending
+def test_forget_reaches_records_built_with_the_forgotten_one() -> None:
+    # e carried a fact over from a: it inherited a's dependencies, so it is reached directly.
+    pool = [record("a", [1]), record("e", [7], inherited=[1]), record("f", [8])]
+    assert [r.id for r in forget_closure(pool, {"a"})] == ["a", "e"]
 
 
-def test_prune_drops_inactive_then_caps() -> None:
-    state = WorkspaceState()
-    add_record(state, record("old", ["m1"], used=NOW - timedelta(days=31)))
-    for i in range(5):
-        add_record(state, record(f"r{i}", [f"m{10 + i}"], used=NOW - timedelta(minutes=i)))
-    prune(state, NOW, inactive_days=30, max_records=3)
-    assert set(state.records) == {"r0", "r1", "r2"}
+def test_dependents_follow_inherited_sources() -> None:
+    pool = [record("a", [1]), record("e", [7], inherited=[1])]
+    assert [r.id for r in depending_on(pool, {1})] == ["a", "e"]
+    assert [r.id for r in depending_on(pool, {7})] == ["e"]
 
 
-def test_recall_row_is_scoped() -> None:
-    state = WorkspaceState()
-    add_record(state, record("a", ["m1"], scope="s1"))
-    add_record(state, record("b", ["m2"], scope="s2"))
-    row = build_recall_row(state, "s1", directory_max=8)
-    assert [d.id for d in row.directory] == ["a"]
-    assert [d.id for d in build_recall_row(state, "s2", directory_max=8).directory] == ["b"]
+def test_prune_drops_inactive_unavailable_then_caps() -> None:
+    pool = [record("old", [1], used=NOW - timedelta(days=31))]
+    pool.append(record("expired", [2], until=NOW - timedelta(seconds=1)))
+    pool += [record(f"r{i}", [10 + i], used=NOW - timedelta(minutes=i)) for i in range(5)]
+    doomed = {r.id for r in prune_plan(pool, NOW, inactive_days=30, max_records=3)}
+    assert doomed == {"old", "expired", "r3", "r4"}
+
+
+def test_recall_row_falls_back_to_a_directory_while_pending() -> None:
+    state = ScopeState(scope=SCOPE, index=ScopeIndex(text="- a", memory_ids=["a"]))
+    a, b = record("a", [1]), record("b", [2])
+    row = build_recall_row(state, [b, a], [a], directory_max=8)
+    assert not row.pending and render(row, SCOPE, now=NOW).mode == "index"
+    state.index.pending = True
+    row = build_recall_row(state, [b, a], [a], directory_max=8)
+    recalled = render(row, SCOPE, now=NOW)
+    assert recalled.mode == "directory" and recalled.memory_ids == ["b", "a"]
+
+
+def test_recall_hides_records_whose_sources_expired_before_the_worker_erased_them() -> None:
+    state = ScopeState(scope=SCOPE, index=ScopeIndex(text="- a\n- b", memory_ids=["a", "b"]))
+    a, b = record("a", [1], until=NOW + timedelta(minutes=1)), record("b", [2])
+    row = build_recall_row(state, [b, a], [a, b], directory_max=8)
+    assert render(row, SCOPE, now=NOW).mode == "index"
+    later = render(row, SCOPE, now=NOW + timedelta(minutes=2))
+    assert later.mode == "directory" and later.memory_ids == ["b"]
+
+
+def test_recall_in_flight_drops_what_was_forgotten() -> None:
+    state = ScopeState(scope=SCOPE, index=ScopeIndex(text="- a: cat\n- b", memory_ids=["a", "b"]))
+    a, b = record("a", [1]), record("b", [2])
+    frozen = render(build_recall_row(state, [b, a], [a, b], directory_max=8), SCOPE, now=NOW)
+    after = frozen.without({"a"})
+    assert after.mode == "directory" and after.memory_ids == ["b"]
+    assert "cat" not in (after.text or "") and frozen.without(set()) is frozen
+
+
+def test_switched_off_and_suspended_scopes_recall_nothing() -> None:
+    state = ScopeState(scope=SCOPE, enabled=False)
+    assert render(build_recall_row(state, [], [], directory_max=8), SCOPE, now=NOW).mode == "off"
+    state = ScopeState(scope=SCOPE, suspended=True)
+    recalled = render(build_recall_row(state, [], [], directory_max=8), SCOPE, now=NOW)
+    assert recalled.mode == "unavailable" and recalled.text is None
+
+
+def test_what_was_said_while_off_stays_off() -> None:
+    state = ScopeState(scope=SCOPE)
+    state.set_enabled(False, 10)
+    assert state.was_off(11)
+    state.set_enabled(True, 20)
+    assert state.was_off(15) and not state.was_off(21) and not state.was_off(9)
+    state.advance(25)
+    assert state.off_ranges == []

@@ -35,6 +35,7 @@ async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
 
 async def said(memory: Memory, scope: Scope, text: str, speaker: int = 5) -> SourceMessage:
     source = await memory.record(scope, text=text, speaker_id=speaker)
+    assert source is not None
     await memory.begin(source)
     return source
 
@@ -73,7 +74,8 @@ async def test_manage_memory_accepts_only_the_current_direct_request(memory: Mem
     [item] = found["results"]  # type: ignore[misc]
     assert item["title"] == "Birthday" and item["source_ids"] == [request.source_id]
     cited = await memory.store.pool.fetchval(
-        "SELECT citation_source_ids FROM requests WHERE id = $1", request.request_id
+        "SELECT citation_source_ids FROM requests WHERE workspace_id = 'test' AND id = $1",
+        request.request_id,
     )
     assert cited == [request.source_id]
 
@@ -83,9 +85,11 @@ async def test_group_participant_cannot_switch_group_recall(memory: Memory) -> N
     args = {"action": "disable-memory", "sourceId": source.source_id}
     member = await call(memory, ToolContext(source=source), "manage_memory", args)
     assert member["outcome"] == "not_allowed"
-    admin = await call(
-        memory, ToolContext(source=source, is_admin=True), "manage_memory", args, call_id="c2"
-    )
+    listed = await Memory.open(memory.settings.model_copy(update={"admin_user_ids": {77}}))
+    try:
+        admin = await call(listed, ToolContext(source=source), "manage_memory", args, call_id="c2")
+    finally:
+        await listed.close()
     assert admin["outcome"] == "disabled"
 
 
@@ -136,7 +140,7 @@ async def test_agent_runs_tool_calls_and_returns_results_to_the_model(
         },
         {"role": "assistant", "content": "Saved."},
     )
-    answer = await memory.agent.answer(ToolContext(source=source))
+    answer = await memory.agent.answer(memory.turn(source))
     assert answer.text == "Saved." and answer.rounds == 2
     second = llm.chat_requests()[1]["messages"]
     tool_msg = next(m for m in second if m["role"] == "tool")

@@ -1,41 +1,11 @@
-"""Pure decisions of the pipeline: which scope is due, what goes in a batch."""
+"""Pure decisions of the pipeline: what goes in the next extraction batch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
 
 from bot_memory.pipeline.jobs import SnapshotSource
 from bot_memory.pipeline.prompts import utf8_len
-
-
-@dataclass(frozen=True)
-class ScopeActivity:
-    """One scope's requests, as the discovery query sees them."""
-
-    scope_key: str
-    scope_kind: str
-    newest_succeeded: int | None  # newest succeeded chat request ID
-    last_activity: datetime
-    busy: bool  # a queued, running or approval-waiting request exists
-
-
-def is_due(
-    activity: ScopeActivity,
-    *,
-    enabled: bool,
-    extracted_through: int,
-    now: datetime,
-    idle_window: timedelta,
-) -> bool:
-    """Idle, successful, not yet extracted, and memory on in that scope."""
-    return (
-        enabled
-        and not activity.busy
-        and activity.newest_succeeded is not None
-        and activity.newest_succeeded > extracted_through
-        and activity.last_activity <= now - idle_window
-    )
 
 
 @dataclass(frozen=True)
@@ -48,22 +18,41 @@ class Pair:
     assistant_text: str
 
     @property
+    def request_id(self) -> int:
+        return self.user.request_id
+
+    @property
     def size(self) -> int:
         return utf8_len(self.user_text) + utf8_len(self.assistant_text)
 
 
-def build_batch(pairs: list[Pair], *, max_bytes: int) -> list[Pair]:
-    """The most recent pairs that fit under max_bytes, oldest first.
+@dataclass(frozen=True)
+class Batch:
+    pairs: list[Pair]
+    through_request: int  # the watermark after this batch: every pair up to here is handled
+    skipped: list[Pair] = field(default_factory=list)  # pairs too large to fit on their own
+    remaining: int = 0  # pairs left for later batches
 
-    Recent sources matter most; older ones that do not fit stay out of this batch. An empty
-    result means not even the newest pair fits: the batch is skipped.
+
+def next_batch(pairs: list[Pair], *, max_bytes: int) -> Batch:
+    """The oldest pairs that fit under max_bytes, in order.
+
+    History is not dropped: pairs that do not fit wait for the next batch. Only a pair that
+    cannot fit on its own is skipped (and the watermark moves past it). An empty batch with
+    nothing skipped means there is nothing to extract.
     """
     chosen: list[Pair] = []
+    skipped: list[Pair] = []
     used = 0
-    for pair in reversed(pairs):
+    through = 0
+    for index, pair in enumerate(pairs):
+        if pair.size > max_bytes:
+            skipped.append(pair)
+            through = pair.request_id
+            continue
         if used + pair.size > max_bytes:
-            break
+            return Batch(chosen, through, skipped, remaining=len(pairs) - index)
         chosen.append(pair)
         used += pair.size
-    chosen.reverse()
-    return chosen
+        through = pair.request_id
+    return Batch(chosen, through, skipped, remaining=0)

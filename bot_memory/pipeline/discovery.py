@@ -1,4 +1,10 @@
-"""Find idle, finished conversations and plan one extraction job per new source snapshot."""
+"""Find idle, finished conversations and plan one extraction job per new source batch.
+
+Scheduling reads only what changed: finishing a request marks its scope due after the idle
+window (`store.schedule_scope`), and a tick looks at due scopes alone, so idle workspaces and
+old history cost nothing. A scope that cannot be planned (busy, off, the bot gone) is not looked
+at again until new input arrives.
+"""
 
 from __future__ import annotations
 
@@ -9,102 +15,117 @@ import asyncpg
 import structlog
 
 from bot_memory.pipeline import jobs
-from bot_memory.pipeline.batching import Pair, ScopeActivity, build_batch, is_due
+from bot_memory.pipeline.batching import Pair, next_batch
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
-from bot_memory.state import ScopeMemory, WorkspaceState, source_id
-from bot_memory.store import lock_workspace, write_workspace
+from bot_memory.state import ScopeState, source_id
+from bot_memory.workspace import WorkspaceGone, WorkspaceTx
 
 log = structlog.get_logger(__name__)
 
-# Requests left open this long (a host that never reported an outcome) stop holding a scope.
-STALE_OPEN_REQUEST = timedelta(hours=6)
 
-
-async def discover(ctx: PipelineContext, workspace: str, now: datetime) -> list[int]:
-    """Plan extraction jobs for every due scope of a workspace; returns new job IDs."""
-    pool = ctx.pool
-    await pool.execute(
-        "UPDATE requests SET status = 'failed', error = 'abandoned: no outcome reported',"
-        " finished_at = now() WHERE workspace_id = $1"
-        " AND status IN ('queued', 'running') AND updated_at < $2",
-        workspace,
-        now - STALE_OPEN_REQUEST,
+async def plan_due(ctx: PipelineContext, now: datetime, *, limit: int = 500) -> list[int]:
+    """Plan extraction for every scope that is due now; returns new job IDs."""
+    rows = await ctx.pool.fetch(
+        "SELECT workspace_id, scope_key FROM memory_scopes WHERE due_at <= $1"
+        " ORDER BY due_at LIMIT $2",
+        now,
+        limit,
     )
-    rows = await pool.fetch(
-        """
-        SELECT scope_key,
-               (array_agg(scope->>'kind' ORDER BY id DESC))[1] AS scope_kind,
-               max(id) FILTER (WHERE status = 'succeeded' AND kind = 'chat') AS newest_ok,
-               max(coalesce(finished_at, updated_at)) AS last_activity,
-               bool_or(status IN ('queued', 'running', 'awaiting_approval')) AS busy
-        FROM requests WHERE workspace_id = $1
-        GROUP BY scope_key
-        """,
-        workspace,
-    )
-    if not rows:
-        return []
-    async with pool.acquire() as conn:
-        raw = await conn.fetchval("SELECT state FROM workspaces WHERE id = $1", workspace)
-    state = WorkspaceState.model_validate_json(raw or "{}")
-    idle = timedelta(seconds=ctx.settings.idle_window_seconds)
     created: list[int] = []
     for row in rows:
-        activity = ScopeActivity(
-            scope_key=row["scope_key"],
-            scope_kind=row["scope_kind"],
-            newest_succeeded=row["newest_ok"],
-            last_activity=row["last_activity"],
-            busy=row["busy"],
-        )
-        scope = state.scopes.get(activity.scope_key) or ScopeMemory()
-        if not is_due(
-            activity,
-            enabled=scope.enabled,
-            extracted_through=scope.extracted_through,
-            now=now,
-            idle_window=idle,
-        ):
+        try:
+            job_id = await plan_scope(ctx, row["workspace_id"], row["scope_key"], now)
+        except WorkspaceGone:
             continue
-        job_id = await _plan(ctx, workspace, activity, scope)
         if job_id is not None:
             created.append(job_id)
     return created
 
 
-async def _plan(
-    ctx: PipelineContext,
-    workspace: str,
-    activity: ScopeActivity,
-    scope: ScopeMemory,
+async def rearm(conn: asyncpg.Connection, workspace: str, scope_key: str, at: datetime) -> None:
+    """Look at a scope again at `at` (or sooner if already due), without touching its activity."""
+    await conn.execute(
+        "UPDATE memory_scopes SET due_at = least(coalesce(due_at, $3), $3)"
+        " WHERE workspace_id = $1 AND scope_key = $2",
+        workspace,
+        scope_key,
+        at,
+    )
+
+
+async def plan_scope(
+    ctx: PipelineContext, workspace: str, scope_key: str, now: datetime
 ) -> int | None:
-    """Snapshot the scope's new, retained pairs (not forgotten, not said while memory was off)."""
-    pool = ctx.pool
-    watermark = scope.extracted_through
-    tombstones = set(scope.tombstones)
-    rows = await pool.fetch(
+    """Under the workspace lock: plan the scope's next batch if it is idle and has new pairs."""
+    idle = timedelta(seconds=ctx.settings.idle_window_seconds)
+    async with ctx.store.locked(workspace) as tx:
+        conn = tx.conn
+        row = await conn.fetchrow(
+            "SELECT last_activity, due_at FROM memory_scopes WHERE workspace_id = $1"
+            " AND scope_key = $2",
+            workspace,
+            scope_key,
+        )
+        if row is None or row["due_at"] is None or row["due_at"] > now:
+            return None  # planned by someone else meanwhile
+
+        async def settle(due: datetime | None) -> None:
+            await conn.execute(
+                "UPDATE memory_scopes SET due_at = $3 WHERE workspace_id = $1 AND scope_key = $2",
+                workspace,
+                scope_key,
+                due,
+            )
+
+        state = await tx.scope_by_key(scope_key)
+        if state is None or not state.active:
+            await settle(None)  # re-armed when memory is back on, or the bot returns
+            return None
+        if await conn.fetchval(
+            "SELECT 1 FROM requests WHERE workspace_id = $1 AND scope_key = $2"
+            " AND status IN ('queued', 'running', 'awaiting_approval') LIMIT 1",
+            workspace,
+            scope_key,
+        ):
+            await settle(None)  # finishing the open request re-arms it
+            return None
+        last = row["last_activity"]
+        if last is not None and last + idle > now:
+            await settle(last + idle)
+            return None
+        if await jobs.in_flight(conn, workspace, scope_key, "extract"):
+            await settle(None)  # its commit re-arms the scope
+            return None
+        await settle(None)
+        return await _plan_batch(ctx, tx, state)
+
+
+async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) -> int | None:
+    """Snapshot the next batch of new, retained pairs (not forgotten, not said while memory
+    was off); pairs too large to fit alone are skipped, the rest wait for later batches."""
+    conn, workspace = tx.conn, tx.workspace
+    rows = await conn.fetch(
         """
         SELECT r.id AS request_id, r.provider, r.model,
                u.id AS u_id, u.content_hash AS u_hash, u.speaker_id AS u_speaker,
-               u.thread_id AS u_thread, u.text AS u_text, u.created_at AS u_at,
+               u.thread_id AS u_thread, u.text AS u_text, u.sent_at AS u_at,
                a.id AS a_id, a.content_hash AS a_hash, a.speaker_id AS a_speaker,
-               a.thread_id AS a_thread, a.text AS a_text, a.created_at AS a_at
+               a.thread_id AS a_thread, a.text AS a_text, a.sent_at AS a_at
         FROM requests r
-        JOIN messages u ON u.id = r.user_message_id
-        JOIN messages a ON a.id = r.answer_message_id
-        WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3 AND r.id <= $4
+        JOIN messages u ON u.workspace_id = r.workspace_id AND u.id = r.user_message_id
+        JOIN messages a ON a.workspace_id = r.workspace_id AND a.id = r.answer_message_id
+        WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3
           AND r.status = 'succeeded' AND r.kind = 'chat'
-          AND u.deleted_at IS NULL AND a.deleted_at IS NULL
-          AND (u.retain_until IS NULL OR u.retain_until > now())
-          AND (a.retain_until IS NULL OR a.retain_until > now())
         ORDER BY r.id
         """,
         workspace,
-        activity.scope_key,
-        watermark,
-        activity.newest_succeeded,
+        state.key,
+        state.extracted_through,
     )
+    if not rows:
+        return None
+    tombstones = await tx.tombstones(state.key)
     pairs = [
         Pair(
             user=_source(r, "u", "user"),
@@ -113,68 +134,61 @@ async def _plan(
             assistant_text=r["a_text"],
         )
         for r in rows
-        if source_id(r["u_id"]) not in tombstones and not scope.was_off(r["request_id"])
+        if r["u_text"] is not None
+        and r["a_text"] is not None
+        and r["u_id"] not in tombstones
+        and r["a_id"] not in tombstones
+        and not state.was_off(r["request_id"])
     ]
     pinned = {r["request_id"]: (r["provider"], r["model"]) for r in rows}
-    through = activity.newest_succeeded or watermark
-    batch = build_batch(pairs, max_bytes=ctx.settings.batch_max_bytes)
-    if not batch:
-        # Nothing fits (or nothing retained): move past these requests instead of retrying.
-        log.info(
-            "pipeline.batch_skipped",
-            scope=activity.scope_key,
-            pairs=len(pairs),
-            reason="no user/assistant pair fits the batch ceiling" if pairs else "no sources",
-        )
-        async with pool.acquire() as conn, conn.transaction():
-            tx = await lock_workspace(conn, workspace)
-            tx.state.scope(activity.scope_key).advance(through)
-            tx.touch(activity.scope_key)
-            await write_workspace(tx, directory_max=ctx.settings.pending_directory_max)
-        return None
-    if len(batch) < len(pairs):
-        log.info(
-            "pipeline.batch_trimmed",
-            scope=activity.scope_key,
-            kept=len(batch),
-            left_out=len(pairs) - len(batch),
-        )
-    origin = batch[-1].user.request_id
-    provider, model = pinned[origin]
-    snapshot = Snapshot(
-        scope_kind="shared" if activity.scope_kind == "shared" else "private",
-        sources=[s for p in batch for s in (p.user, p.assistant)],
-        through_request=through,
-    )
-    input_hash = snapshot.input_hash()
-    async with pool.acquire() as conn, conn.transaction():
-        # Planning is serialized per workspace, like every other change to its memory.
-        await conn.execute("SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", workspace)
-        if await jobs.extraction_in_flight(conn, workspace, activity.scope_key):
-            return None  # its commit moves the watermark; plan what is left next tick
-        if await jobs.active_job_hash(conn, workspace, activity.scope_key) == input_hash:
+    while True:
+        batch = next_batch(pairs, max_bytes=ctx.settings.batch_max_bytes)
+        for pair in batch.skipped:
+            log.info(
+                "pipeline.pair_skipped",
+                scope=state.key,
+                request=pair.request_id,
+                bytes=pair.size,
+                reason="the pair alone is over the batch ceiling",
+            )
+        if not batch.pairs:
+            # Nothing (left) to extract: move past what was considered, not look again.
+            state.advance(rows[-1]["request_id"])
+            tx.save(state)
             return None
-        # New messages make a new snapshot: a waiting extraction of older input gives way.
-        await jobs.supersede_unleased(conn, workspace, activity.scope_key, "extract", input_hash)
+        origin = batch.pairs[-1].request_id
+        provider, model = pinned[origin]
+        snapshot = Snapshot(
+            scope_kind=state.scope.kind,
+            sources=[s for p in batch.pairs for s in (p.user, p.assistant)],
+            through_request=batch.through_request,
+        )
         job_id = await jobs.create_job(
             conn,
             workspace=workspace,
-            scope_key=activity.scope_key,
+            scope_key=state.key,
             phase="extract",
             snapshot=snapshot,
-            input_hash=input_hash,
             origin_request_id=origin,
             provider=provider or ctx.model.provider,
             model=model or ctx.model.model,
         )
-    if job_id is not None:
-        log.info(
-            "pipeline.job_planned",
-            job=job_id,
-            scope=activity.scope_key,
-            sources=len(snapshot.sources),
-        )
-    return job_id
+        if job_id is not None:
+            log.info(
+                "pipeline.job_planned",
+                job=job_id,
+                scope=state.key,
+                sources=len(snapshot.sources),
+                later_pairs=batch.remaining,
+            )
+            return job_id
+        if not await jobs.given_up(conn, workspace, state.key, snapshot.input_hash()):
+            return None  # this very batch is planned already
+        # This batch failed for good (or waits for an operator): later history goes on.
+        log.warning("pipeline.batch_given_up", scope=state.key, through=batch.through_request)
+        state.advance(batch.through_request)
+        tx.save(state)
+        pairs = [p for p in pairs if p.request_id > batch.through_request]
 
 
 def _source(row: asyncpg.Record, prefix: str, role: Literal["user", "assistant"]) -> SnapshotSource:

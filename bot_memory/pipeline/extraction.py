@@ -7,43 +7,28 @@ from datetime import datetime
 import structlog
 
 from bot_memory.pipeline import jobs
+from bot_memory.pipeline.consolidation import plan_consolidation
 from bot_memory.pipeline.context import PipelineContext
+from bot_memory.pipeline.discovery import rearm
+from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.jobs import Job
 from bot_memory.pipeline.prompts import ExtractionOutput, extraction_messages, validate_extraction
 from bot_memory.redaction import redact
-from bot_memory.state import (
-    MemoryRecord,
-    SourceRef,
-    WorkspaceState,
-    add_record,
-    content_hash,
-    new_memory_id,
-)
-from bot_memory.store import lock_workspace, write_workspace
+from bot_memory.state import MemoryRecord, SourceRef, available_until, new_memory_id
+from bot_memory.workspace import WorkspaceTx, record_from_row
 
 log = structlog.get_logger(__name__)
 
 EXISTING_SUMMARY_CHARS = 400  # existing memories accompany a batch in brief
 
 
-class SourcesChanged(RuntimeError):
-    pass
-
-
 async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
     snap = job.snapshot
-    texts = await ctx.store.source_texts(job.workspace, [s.message_id for s in snap.sources])
-    _check_sources(job, texts)
     out = _checkpointed(job)
     if out is None:
-        raw_state = await ctx.pool.fetchval(
-            "SELECT state FROM workspaces WHERE id = $1", job.workspace
-        )
-        state = WorkspaceState.model_validate_json(raw_state or "{}")
-        existing = [
-            {"id": r.id, "title": r.title, "summary": r.summary[:EXISTING_SUMMARY_CHARS]}
-            for r in state.valid_records(job.scope_key)[: ctx.settings.existing_memory_in_batch]
-        ]
+        await check_scope_input(ctx.pool, job)
+        texts = await ctx.store.source_texts(job.workspace, sorted(snap.message_ids))
+        existing = await _existing(ctx, job, now)
         sources = [
             {
                 "id": s.id,
@@ -51,26 +36,48 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
                 "speaker_id": s.speaker_id,
                 "thread_id": s.thread_id,
                 "date": s.created_at.isoformat(timespec="seconds"),
-                "text": texts[s.message_id],
+                # Each text is redacted before the document is serialized: patterns that
+                # match raw text would miss its JSON-escaped form.
+                "text": redact(texts[s.message_id]),
             }
             for s in snap.sources
         ]
         messages = extraction_messages(
-            scope_kind=snap.scope_kind, sources=sources, existing=existing
+            scope_kind=snap.scope_kind,
+            sources=sources,
+            existing=[
+                {"id": r.id, "title": r.title, "summary": r.summary[:EXISTING_SUMMARY_CHARS]}
+                for r in existing
+            ],
         )
         out = await ctx.charged_call(job, "memory_extract", messages, ExtractionOutput)
         out = validate_extraction(
             out,
             allowed_sources={s.id for s in snap.sources},
+            allowed_memories={r.id for r in existing},
             max_bytes=ctx.settings.summary_max_bytes,
         )
-        out = ExtractionOutput(
-            title=redact(out.title), summary=redact(out.summary), source_ids=out.source_ids
-        )
+        out = out.model_copy(update={"title": redact(out.title), "summary": redact(out.summary)})
         if not await jobs.save_checkpoint(ctx.pool, job, "extract", out.model_dump()):
             log.warning("pipeline.lost_ownership", job=job.id, phase="extract")
             return
     await _commit(ctx, job, out, now)
+
+
+async def _existing(ctx: PipelineContext, job: Job, now: datetime) -> list[MemoryRecord]:
+    """Validated memories that accompany the batch (newest first, available now)."""
+    rows = await ctx.pool.fetch(
+        "SELECT r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids,"
+        " r.cited, r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
+        " r.available_until FROM memory_records r WHERE r.workspace_id = $1 AND r.scope_key = $2"
+        " AND r.valid AND (r.available_until IS NULL OR r.available_until > $3)"
+        " ORDER BY r.created_at DESC, r.id DESC LIMIT $4",
+        job.workspace,
+        job.scope_key,
+        now,
+        ctx.settings.existing_memory_in_batch,
+    )
+    return [record_from_row(r) for r in rows]
 
 
 def _checkpointed(job: Job) -> ExtractionOutput | None:
@@ -78,70 +85,84 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
     return None if saved is None else ExtractionOutput.model_validate(saved)
 
 
-def _check_sources(job: Job, texts: dict[int, str]) -> None:
-    for s in job.snapshot.sources:
-        text = texts.get(s.message_id)
-        if text is None or content_hash(text) != s.hash:
-            raise SourcesChanged(f"source {s.id} was edited or removed after planning")
-
-
 async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime) -> None:
-    snap = job.snapshot
-    async with ctx.pool.acquire() as conn, conn.transaction():
-        if not await jobs.hold(conn, job):
+    async with ctx.store.locked(job.workspace) as tx:
+        if not await jobs.hold(tx.conn, job):
             log.warning("pipeline.lost_ownership", job=job.id, phase="extract-commit")
             return
-        tx = await lock_workspace(conn, job.workspace)
-        scope = tx.state.scope(job.scope_key)
-        rows = await conn.fetch(
-            "SELECT id, content_hash FROM messages WHERE id = ANY($1::bigint[])"
-            " AND deleted_at IS NULL",
-            [s.message_id for s in snap.sources],
-        )
-        current = {r["id"]: r["content_hash"] for r in rows}
-        if any(current.get(s.message_id) != s.hash for s in snap.sources):
-            await jobs.stop(conn, job, "sources changed during extraction")
+        try:
+            await check_scope_input(tx.conn, job)
+            record = None if out.is_empty else await _record(tx, job, out, now)
+        except SourcesChanged as exc:
+            await jobs.stop(tx.conn, job, f"{exc} during extraction", exc.kind)
+            log.info("pipeline.job_stopped", job=job.id, reason=str(exc))
             return
-        if any(s.id in scope.tombstones for s in snap.sources):
-            await jobs.stop(conn, job, "a source was forgotten during extraction")
-            return
-        if not scope.enabled:
-            await jobs.stop(conn, job, "memory was turned off in this scope")
-            return
-        record = None
-        if not out.is_empty:
-            users = [s for s in snap.sources if s.role == "user"]
-            record = MemoryRecord(
-                id=new_memory_id(),
+        state = await tx.scope_by_key(job.scope_key)
+        assert state is not None  # checked above
+        state.advance(job.snapshot.through_request)
+        tx.save(state)
+        if record is not None:
+            await tx.add_record(record, now)
+            await plan_consolidation(
+                tx,
                 scope_key=job.scope_key,
-                origin="extracted",
-                title=out.title.strip(),
-                summary=out.summary.strip(),
-                speaker_ids=sorted({s.speaker_id for s in users}),
-                thread_ids=sorted({s.thread_id for s in snap.sources}),
-                sources=[
-                    SourceRef(
-                        id=s.id,
-                        hash=s.hash,
-                        speaker_id=s.speaker_id,
-                        thread_id=s.thread_id,
-                        role=s.role,
-                    )
-                    for s in snap.sources
-                ],
-                cited=out.source_ids,
-                created_at=now,
-                last_used_at=now,
+                scope_kind=job.snapshot.scope_kind,
+                origin_request_id=job.origin_request_id,
+                provider=job.provider,
+                model=job.model,
+                reason="extraction",
             )
-            add_record(tx.state, record)
-        scope.advance(snap.through_request)
-        tx.touch(job.scope_key)
-        await jobs.advance(conn, job, "consolidate" if record else "done")
-        await write_workspace(tx, directory_max=ctx.settings.pending_directory_max)
+        await jobs.advance(tx.conn, job, "done")
+        await rearm(tx.conn, job.workspace, job.scope_key, now)  # later batches, if any
     log.info(
         "pipeline.extracted",
         job=job.id,
         scope=job.scope_key,
         memory=record.id if record else None,
         empty=record is None,
+    )
+
+
+async def _record(tx: WorkspaceTx, job: Job, out: ExtractionOutput, now: datetime) -> MemoryRecord:
+    """The new record, depending on its batch and on everything the memories it carried facts
+    from depend on (tracked by ID and hash, never resent)."""
+    snap = job.snapshot
+    carried = [r for r in await tx.records(out.memory_ids) if r.valid]
+    if len(carried) != len(set(out.memory_ids)):
+        raise SourcesChanged("a memory it carried facts from is gone")
+    sources = {
+        s.message_id: SourceRef(
+            message_id=s.message_id,
+            hash=s.hash,
+            speaker_id=s.speaker_id,
+            thread_id=s.thread_id,
+            role=s.role,
+        )
+        for s in snap.sources
+    }
+    for record in carried:
+        for dep in record.sources:
+            sources.setdefault(dep.message_id, dep.model_copy(update={"inherited": True}))
+    boundaries = await tx.conn.fetch(
+        "SELECT retain_until FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])",
+        tx.workspace,
+        sorted(sources),
+    )
+    users = [s for s in snap.sources if s.role == "user"]
+    return MemoryRecord(
+        id=new_memory_id(),
+        scope_key=job.scope_key,
+        origin="extracted",
+        title=out.title.strip(),
+        summary=out.summary.strip(),
+        speaker_ids=sorted({s.speaker_id for s in users}),
+        thread_ids=sorted({s.thread_id for s in snap.sources}),
+        sources=[sources[k] for k in sorted(sources)],
+        cited=out.source_ids,
+        derived_from=[r.id for r in carried],
+        created_at=now,
+        last_used_at=now,
+        available_until=available_until(
+            [b["retain_until"] for b in boundaries] + [r.available_until for r in carried]
+        ),
     )

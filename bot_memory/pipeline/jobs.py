@@ -1,24 +1,32 @@
-"""Memory jobs: the row model and the SQL that claims, leases, checkpoints and ends them.
+"""Memory jobs: the row model and the SQL that plans, claims, leases, checkpoints and ends them.
 
 A job is owned by whoever holds its ownership token while its lease runs. Every write a worker
 makes after a model call checks both, so a worker whose lease ran out (and whose job another
 worker claimed) can never commit stale results.
+
+Locks are always taken in one order, workspace row first, then job rows, so planning, claims,
+commits, forgets and chat migrations never deadlock each other.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
 import asyncpg
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot_memory.scopes import Scope
 from bot_memory.state import content_hash
 
 Phase = Literal["extract", "consolidate", "done", "failed", "stopped"]
 ACTIVE_PHASES = ("extract", "consolidate")
+# Why a job stopped. Only "unknown" (the provider may have acted and charged) needs an
+# operator before the same input runs again; the others are re-planned when due.
+StopKind = Literal["unknown", "changed", "config", "off", "budget", "superseded", "gone"]
 
 
 class SnapshotSource(BaseModel):
@@ -35,18 +43,26 @@ class SnapshotSource(BaseModel):
 
 
 class Snapshot(BaseModel):
-    """What a job was planned on: source IDs and hashes, never contents."""
+    """What a job was planned on: source IDs and hashes, or candidate record fingerprints;
+    never contents."""
 
     model_config = ConfigDict(extra="forbid")
 
     scope_kind: Literal["private", "shared"]
     sources: list[SnapshotSource] = Field(default_factory=list)
     through_request: int = 0  # the scope's watermark moves here when extraction commits
+    candidates: dict[str, str] = Field(default_factory=dict)  # consolidation: id -> fingerprint
     reason: str = "extraction"
 
-    def input_hash(self, extra: str = "") -> str:
+    def input_hash(self) -> str:
         parts = [f"{s.id}:{s.hash}" for s in self.sources]
-        return content_hash("|".join([self.reason, str(self.through_request), extra, *parts]))
+        parts += [f"{k}:{v}" for k, v in sorted(self.candidates.items())]
+        kind = "consolidate" if self.candidates or not self.sources else "extract"
+        return content_hash("|".join([kind, str(self.through_request), *parts]))
+
+    @property
+    def message_ids(self) -> set[int]:
+        return {s.message_id for s in self.sources}
 
 
 class Job(BaseModel):
@@ -88,24 +104,35 @@ class Job(BaseModel):
 
 
 async def create_job(
-    conn: asyncpg.Connection | asyncpg.Pool,
+    conn: asyncpg.Connection,
     *,
     workspace: str,
     scope_key: str,
     phase: Literal["extract", "consolidate"],
     snapshot: Snapshot,
-    input_hash: str,
     origin_request_id: int | None,
     provider: str,
     model: str,
 ) -> int | None:
-    """Insert a job for this exact input, once; None if one already exists."""
-    job_id: int | None = await conn.fetchval(
+    """Plan a job for this exact input, once. Inside the workspace lock.
+
+    The same input planned again revives its job if it was stopped for a reason that no longer
+    holds (superseded, memory was off, configuration, ...), keeping its claims: an unchanged
+    input is claimed at most max_claims times across re-plans. A job that failed for good or
+    stopped on an unknown provider outcome stays as it is (an operator re-arms it).
+    """
+    input_hash = snapshot.input_hash()
+    row = await conn.fetchrow(
         """
         INSERT INTO memory_jobs (workspace_id, scope_key, phase, input_hash, snapshot,
             origin_request_id, provider, model)
         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
-        ON CONFLICT (workspace_id, scope_key, input_hash) DO NOTHING
+        ON CONFLICT (workspace_id, scope_key, input_hash) DO UPDATE SET
+            phase = EXCLUDED.phase, origin_request_id = EXCLUDED.origin_request_id,
+            provider = EXCLUDED.provider, model = EXCLUDED.model, stop_kind = NULL,
+            checkpoint = '{}'::jsonb, next_attempt_at = now(), finished_at = NULL,
+            updated_at = now()
+        WHERE memory_jobs.phase = 'stopped' AND memory_jobs.stop_kind IS DISTINCT FROM 'unknown'
         RETURNING id
         """,
         workspace,
@@ -117,88 +144,121 @@ async def create_job(
         provider,
         model,
     )
+    if row is None:
+        return None
+    await conn.execute(
+        "UPDATE memory_jobs SET phase = 'stopped', stop_kind = 'superseded',"
+        " last_error = 'superseded by newer input', checkpoint = '{}'::jsonb,"
+        " finished_at = now(), updated_at = now()"
+        " WHERE workspace_id = $1 AND scope_key = $2 AND phase = $3 AND id <> $4"
+        " AND (lease_until IS NULL OR lease_until < now())",
+        workspace,
+        scope_key,
+        phase,
+        row["id"],
+    )
+    job_id: int = row["id"]
     return job_id
 
 
-async def active_job_hash(conn: asyncpg.Connection, workspace: str, scope_key: str) -> str | None:
-    value: str | None = await conn.fetchval(
-        "SELECT input_hash FROM memory_jobs WHERE workspace_id = $1 AND scope_key = $2"
-        " AND phase = ANY($3::text[]) ORDER BY id DESC LIMIT 1",
-        workspace,
-        scope_key,
-        list(ACTIVE_PHASES),
-    )
-    return value
-
-
-async def extraction_in_flight(conn: asyncpg.Connection, workspace: str, scope_key: str) -> bool:
-    """An extraction of this scope holds a live lease (a worker is running it now)."""
+async def given_up(
+    conn: asyncpg.Connection, workspace: str, scope_key: str, input_hash: str
+) -> bool:
+    """This input's job failed for good or stopped on an unknown outcome."""
     found = await conn.fetchval(
         "SELECT 1 FROM memory_jobs WHERE workspace_id = $1 AND scope_key = $2"
-        " AND phase = 'extract' AND lease_until > now() LIMIT 1",
+        " AND input_hash = $3 AND (phase = 'failed' OR (phase = 'stopped'"
+        " AND stop_kind = 'unknown'))",
         workspace,
         scope_key,
+        input_hash,
     )
     return found is not None
 
 
-async def supersede_unleased(
-    conn: asyncpg.Connection, workspace: str, scope_key: str, phase: str, new_hash: str
-) -> int:
-    """Stop waiting (unleased) jobs of a phase whose input differs: newer input replaces them."""
-    result: str = await conn.execute(
-        "UPDATE memory_jobs SET phase = 'stopped', last_error = 'superseded by newer input',"
-        " updated_at = now() WHERE workspace_id = $1 AND scope_key = $2 AND phase = $3"
-        " AND input_hash <> $4 AND (lease_until IS NULL OR lease_until < now())",
+async def in_flight(conn: asyncpg.Connection, workspace: str, scope_key: str, phase: str) -> bool:
+    """A job of this scope and phase holds a live lease (a worker is running it now)."""
+    found = await conn.fetchval(
+        "SELECT 1 FROM memory_jobs WHERE workspace_id = $1 AND scope_key = $2"
+        " AND phase = $3 AND lease_until > now() LIMIT 1",
         workspace,
         scope_key,
         phase,
-        new_hash,
     )
-    return int(result.split()[-1])
+    return found is not None
 
 
 async def claim_next(pool: asyncpg.Pool, *, lease_seconds: float, max_claims: int) -> Job | None:
-    """Claim one due job under its workspace's row lock, with a fresh token and lease."""
-    async with pool.acquire() as conn, conn.transaction():
+    """Claim one due job with a fresh token and lease.
+
+    Workspaces take turns: the one served least recently goes first, so a busy workspace cannot
+    starve the others. Locks: the job's workspace row, then the job row (SKIP LOCKED, so two
+    workers never claim one job).
+    """
+    skipped: list[int] = []
+    async with pool.acquire() as conn:
         while True:
-            row = await conn.fetchrow(
-                "SELECT id, workspace_id, claims FROM memory_jobs"
-                " WHERE phase = ANY($1::text[]) AND next_attempt_at <= now()"
-                " AND (lease_until IS NULL OR lease_until < now())"
-                " ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            candidate = await conn.fetchrow(
+                "SELECT j.workspace_id, j.id FROM memory_jobs j"
+                " JOIN workspaces w ON w.id = j.workspace_id"
+                " WHERE j.phase = ANY($1::text[]) AND j.next_attempt_at <= now()"
+                " AND (j.lease_until IS NULL OR j.lease_until < now())"
+                " AND NOT (j.id = ANY($2::bigint[]))"
+                " ORDER BY w.last_served_at NULLS FIRST, j.next_attempt_at, j.id LIMIT 1",
                 list(ACTIVE_PHASES),
+                skipped,
             )
-            if row is None:
+            if candidate is None:
                 return None
-            await conn.execute(
-                "SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE", row["workspace_id"]
-            )
-            if row["claims"] >= max_claims:
-                await conn.execute(
-                    "UPDATE memory_jobs SET phase = 'failed', updated_at = now(),"
-                    " last_error = coalesce(last_error, '') || ' (claim limit reached)'"
-                    " WHERE id = $1",
-                    row["id"],
+            workspace, job_id = candidate["workspace_id"], candidate["id"]
+            async with conn.transaction():
+                locked = await conn.fetchval(
+                    "SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace
                 )
-                continue
-            claimed = await conn.fetchrow(
-                "UPDATE memory_jobs SET ownership_token = $2, claims = claims + 1,"
-                " lease_until = now() + make_interval(secs => $3), updated_at = now()"
-                " WHERE id = $1 RETURNING *",
-                row["id"],
-                uuid.uuid4(),
-                lease_seconds,
-            )
-            assert claimed is not None
-            return Job.from_row(claimed)
+                row = await conn.fetchrow(
+                    "SELECT claims FROM memory_jobs WHERE workspace_id = $1 AND id = $2"
+                    " AND phase = ANY($3::text[]) AND next_attempt_at <= now()"
+                    " AND (lease_until IS NULL OR lease_until < now()) FOR UPDATE SKIP LOCKED",
+                    workspace,
+                    job_id,
+                    list(ACTIVE_PHASES),
+                )
+                if locked is None or row is None:
+                    skipped.append(job_id)  # taken, or gone, since we looked
+                    continue
+                if row["claims"] >= max_claims:
+                    await conn.execute(
+                        "UPDATE memory_jobs SET phase = 'failed', checkpoint = '{}'::jsonb,"
+                        " finished_at = now(), updated_at = now(),"
+                        " last_error = coalesce(last_error, '') || ' (claim limit reached)'"
+                        " WHERE workspace_id = $1 AND id = $2",
+                        workspace,
+                        job_id,
+                    )
+                    continue
+                claimed = await conn.fetchrow(
+                    "UPDATE memory_jobs SET ownership_token = $3, claims = claims + 1,"
+                    " lease_until = now() + make_interval(secs => $4), updated_at = now()"
+                    " WHERE workspace_id = $1 AND id = $2 RETURNING *",
+                    workspace,
+                    job_id,
+                    uuid.uuid4(),
+                    lease_seconds,
+                )
+                await conn.execute(
+                    "UPDATE workspaces SET last_served_at = now() WHERE id = $1", workspace
+                )
+                assert claimed is not None
+                return Job.from_row(claimed)
 
 
 async def hold(conn: asyncpg.Connection, job: Job) -> bool:
-    """Lock the job row if this worker still owns it and its lease runs; inside a transaction."""
+    """Lock the job row if this worker still owns it and its lease runs; inside a transaction,
+    after the workspace row."""
     owned = await conn.fetchval(
-        "SELECT 1 FROM memory_jobs WHERE id = $1 AND ownership_token = $2"
+        "SELECT 1 FROM memory_jobs WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3"
         " AND lease_until > now() FOR UPDATE",
+        job.workspace,
         job.id,
         job.token,
     )
@@ -207,8 +267,9 @@ async def hold(conn: asyncpg.Connection, job: Job) -> bool:
 
 async def renew_lease(pool: asyncpg.Pool, job: Job, lease_seconds: float) -> bool:
     result: str = await pool.execute(
-        "UPDATE memory_jobs SET lease_until = now() + make_interval(secs => $3), updated_at = now()"
-        " WHERE id = $1 AND ownership_token = $2 AND lease_until > now()",
+        "UPDATE memory_jobs SET lease_until = now() + make_interval(secs => $4), updated_at = now()"
+        " WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3 AND lease_until > now()",
+        job.workspace,
         job.id,
         job.token,
         lease_seconds,
@@ -216,12 +277,16 @@ async def renew_lease(pool: asyncpg.Pool, job: Job, lease_seconds: float) -> boo
     return result.endswith(" 1")
 
 
-async def save_checkpoint(pool: asyncpg.Pool, job: Job, phase: str, data: dict[str, Any]) -> bool:
+async def save_checkpoint(
+    conn: asyncpg.Pool | asyncpg.Connection, job: Job, phase: str, data: dict[str, Any]
+) -> bool:
     """Keep a validated model output so a restart resumes without calling the model again."""
     job.checkpoint[phase] = data
-    result: str = await pool.execute(
-        "UPDATE memory_jobs SET checkpoint = checkpoint || jsonb_build_object($3::text, $4::jsonb),"
-        " updated_at = now() WHERE id = $1 AND ownership_token = $2 AND lease_until > now()",
+    result: str = await conn.execute(
+        "UPDATE memory_jobs SET checkpoint = checkpoint || jsonb_build_object($4::text, $5::jsonb),"
+        " updated_at = now() WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3"
+        " AND lease_until > now()",
+        job.workspace,
         job.id,
         job.token,
         phase,
@@ -231,16 +296,20 @@ async def save_checkpoint(pool: asyncpg.Pool, job: Job, phase: str, data: dict[s
 
 
 async def advance(conn: asyncpg.Connection, job: Job, phase: Phase) -> None:
-    """Move an owned job on (inside the committing transaction); done releases the lease."""
-    release = phase in ("done", "failed", "stopped")
+    """Move an owned job on (inside the committing transaction). Ending releases the lease and
+    drops the checkpoint: model outputs are kept only while the job needs them."""
+    ending = phase in ("done", "failed", "stopped")
     await conn.execute(
-        "UPDATE memory_jobs SET phase = $2, updated_at = now(),"
-        " lease_until = CASE WHEN $3 THEN NULL ELSE lease_until END,"
-        " ownership_token = CASE WHEN $3 THEN NULL ELSE ownership_token END"
-        " WHERE id = $1",
+        "UPDATE memory_jobs SET phase = $3, updated_at = now(),"
+        " lease_until = CASE WHEN $4 THEN NULL ELSE lease_until END,"
+        " ownership_token = CASE WHEN $4 THEN NULL ELSE ownership_token END,"
+        " checkpoint = CASE WHEN $4 THEN '{}'::jsonb ELSE checkpoint END,"
+        " finished_at = CASE WHEN $4 THEN now() ELSE NULL END"
+        " WHERE workspace_id = $1 AND id = $2",
+        job.workspace,
         job.id,
         phase,
-        release,
+        ending,
     )
     job.phase = phase
 
@@ -250,26 +319,62 @@ async def back_off(
 ) -> Phase:
     """A failed attempt: retry after the backoff, or fail for good at the claim limit."""
     phase: Phase = "failed" if job.claims >= max_claims else job.phase
+    ending = phase == "failed"
     await pool.execute(
-        "UPDATE memory_jobs SET phase = $3, last_error = $4, lease_until = NULL,"
-        " ownership_token = NULL, next_attempt_at = now() + make_interval(secs => $5),"
-        " updated_at = now() WHERE id = $1 AND ownership_token = $2",
+        "UPDATE memory_jobs SET phase = $4, last_error = $5, lease_until = NULL,"
+        " ownership_token = NULL, next_attempt_at = now() + make_interval(secs => $6),"
+        " checkpoint = CASE WHEN $7 THEN '{}'::jsonb ELSE checkpoint END,"
+        " finished_at = CASE WHEN $7 THEN now() END,"
+        " updated_at = now() WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3",
+        job.workspace,
         job.id,
         job.token,
         phase,
         error[:1000],
         backoff_seconds,
+        ending,
     )
     return phase
 
 
-async def stop(pool: asyncpg.Pool | asyncpg.Connection, job: Job, reason: str) -> None:
-    """End a job without retry: unknown provider outcome, stale configuration, changed input."""
-    await pool.execute(
-        "UPDATE memory_jobs SET phase = 'stopped', last_error = $3, lease_until = NULL,"
-        " ownership_token = NULL, updated_at = now() WHERE id = $1 AND ownership_token = $2",
+async def stop(
+    conn: asyncpg.Pool | asyncpg.Connection, job: Job, reason: str, kind: StopKind
+) -> None:
+    """End an owned job without retry; its checkpoint goes with it."""
+    await conn.execute(
+        "UPDATE memory_jobs SET phase = 'stopped', stop_kind = $4, last_error = $5,"
+        " lease_until = NULL, ownership_token = NULL, checkpoint = '{}'::jsonb,"
+        " finished_at = now(), updated_at = now()"
+        " WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3",
+        job.workspace,
         job.id,
         job.token,
+        kind,
         reason[:1000],
     )
     job.phase = "stopped"
+
+
+async def stop_jobs_touching(
+    conn: asyncpg.Connection, scope: Scope, message_ids: Iterable[int] | None, reason: str
+) -> int:
+    """Stop a scope's active jobs that hold these sources (all of them when None), and every
+    consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
+    running one loses ownership and cannot commit. Inside the workspace lock."""
+    ids = None if message_ids is None else sorted(set(message_ids))
+    result: str = await conn.execute(
+        """
+        UPDATE memory_jobs SET phase = 'stopped', stop_kind = 'changed', last_error = $4,
+            lease_until = NULL, ownership_token = NULL, checkpoint = '{}'::jsonb,
+            finished_at = now(), updated_at = now()
+        WHERE workspace_id = $1 AND scope_key = $2 AND phase IN ('extract', 'consolidate')
+          AND ($3::bigint[] IS NULL OR phase = 'consolidate' OR EXISTS (
+              SELECT 1 FROM jsonb_array_elements(snapshot->'sources') s
+              WHERE (s->>'message_id')::bigint = ANY($3::bigint[])))
+        """,
+        scope.workspace,
+        scope.key,
+        ids,
+        reason[:1000],
+    )
+    return int(result.split()[-1])

@@ -1,33 +1,77 @@
-"""Once per tick and workspace, one locked pass over its memory record: retention, then the
-indexes that went stale without an extraction to rebuild them.
+"""Housekeeping each tick, reading only what is due: requests a host left open, records to
+prune, finished jobs to drop.
 
-Retention only ever shortens what memory keeps (30 days without use, 256 records at most); it
-never extends how long the original messages are retained.
+Retention only ever shortens what memory keeps (30 days without use, 256 records at most per
+workspace, records that became unavailable); it never extends how long the original messages
+are retained.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import structlog
 
-from bot_memory.pipeline.consolidation import plan_pending
+from bot_memory.pipeline.consolidation import replan_stale
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.state import prune
+from bot_memory.scopes import Scope
+from bot_memory.store import schedule_scope
+from bot_memory.workspace import WorkspaceGone
 
 log = structlog.get_logger(__name__)
 
 
-async def maintain(ctx: PipelineContext, workspace: str, now: datetime) -> list[int]:
-    """Prune the workspace's records and plan stale-index consolidations; returns new job IDs."""
-    async with ctx.store.locked_workspace(workspace) as tx:
-        pruned = prune(
-            tx.state,
-            now,
-            inactive_days=ctx.settings.inactive_prune_days,
-            max_records=ctx.settings.workspace_max_records,
-        )
-        if pruned:
-            tx.touch(*pruned)
-            log.info("retention.pruned", workspace=workspace, scopes=sorted(pruned))
-        return await plan_pending(ctx, tx)
+async def close_abandoned(ctx: PipelineContext, now: datetime) -> int:
+    """Requests a host kept open past the abandonment window stop holding their scope."""
+    cutoff = now - timedelta(seconds=ctx.settings.open_request_abandon_seconds)
+    rows = await ctx.pool.fetch(
+        "UPDATE requests SET status = 'failed', error = 'abandoned: no outcome reported',"
+        " finished_at = $2, updated_at = now()"
+        " WHERE status IN ('queued', 'running', 'awaiting_approval') AND updated_at < $1"
+        " RETURNING scope",
+        cutoff,
+        now,
+    )
+    for row in rows:
+        scope = Scope.model_validate_json(row["scope"])
+        await schedule_scope(ctx.pool, scope, now=now, idle_seconds=0)
+    if rows:
+        log.info("pipeline.requests_abandoned", count=len(rows))
+    return len(rows)
+
+
+async def prune_due(ctx: PipelineContext, now: datetime) -> int:
+    """Drop records unused for the inactivity window or no longer valid; rebuild their
+    scopes' indexes. Returns how many records went."""
+    cutoff = now - timedelta(days=ctx.settings.inactive_prune_days)
+    rows = await ctx.pool.fetch(
+        "SELECT DISTINCT workspace_id FROM memory_records WHERE last_used_at < $1 OR NOT valid"
+        " OR available_until <= $2 LIMIT 200",
+        cutoff,
+        now,
+    )
+    total = 0
+    for row in rows:
+        try:
+            async with ctx.store.locked(row["workspace_id"]) as tx:
+                doomed = await tx.prunable(cutoff, now)
+                scopes = await tx.delete(doomed)
+                await replan_stale(
+                    tx,
+                    scopes,
+                    provider=ctx.model.provider,
+                    model=ctx.model.model,
+                    reason="pruned",
+                )
+        except WorkspaceGone:
+            continue
+        total += len(doomed)
+        log.info("retention.pruned", workspace=row["workspace_id"], records=len(doomed))
+    return total
+
+
+async def drop_finished_jobs(ctx: PipelineContext, now: datetime) -> int:
+    """Finished job rows (checkpoints already cleared) are kept for operators a while."""
+    cutoff = now - timedelta(days=ctx.settings.finished_job_retention_days)
+    result: str = await ctx.pool.execute("DELETE FROM memory_jobs WHERE finished_at < $1", cutoff)
+    return int(result.split()[-1])

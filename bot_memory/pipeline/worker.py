@@ -19,10 +19,12 @@ from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.consolidation import run_consolidation
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.discovery import discover
-from bot_memory.pipeline.extraction import SourcesChanged, run_extraction
-from bot_memory.pipeline.jobs import Job
-from bot_memory.pipeline.maintenance import maintain
+from bot_memory.pipeline.discovery import plan_due
+from bot_memory.pipeline.extraction import run_extraction
+from bot_memory.pipeline.inputs import SourcesChanged
+from bot_memory.pipeline.jobs import Job, StopKind
+from bot_memory.pipeline.maintenance import close_abandoned, drop_finished_jobs, prune_due
+from bot_memory.workspace import WorkspaceGone
 
 log = structlog.get_logger(__name__)
 
@@ -31,6 +33,8 @@ log = structlog.get_logger(__name__)
 class TickReport:
     planned: list[int] = field(default_factory=list)
     finished: dict[int, str] = field(default_factory=dict)  # job ID -> final phase this tick
+    pruned: int = 0
+    abandoned: int = 0
 
 
 class Pipeline:
@@ -38,13 +42,17 @@ class Pipeline:
         self.ctx = ctx
 
     async def tick(self, now: datetime | None = None) -> TickReport:
+        """One pass: housekeeping that is due, planning for due scopes, then claimed jobs.
+
+        Every query here reads only what is due (indexed), so a tick with nothing to do costs
+        the same with ten workspaces or ten thousand.
+        """
         report = TickReport()
         now = now or datetime.now(UTC)
-        workspaces = [r["id"] for r in await self.ctx.pool.fetch("SELECT id FROM workspaces")]
-        for workspace in workspaces:
-            # Discovery first: a scope it plans an extraction for needs no separate rebuild.
-            report.planned += await discover(self.ctx, workspace, now)
-            report.planned += await maintain(self.ctx, workspace, now)
+        report.abandoned = await close_abandoned(self.ctx, now)
+        report.pruned = await prune_due(self.ctx, now)
+        await drop_finished_jobs(self.ctx, now)
+        report.planned += await plan_due(self.ctx, now)
         while True:
             job = await jobs.claim_next(
                 self.ctx.pool,
@@ -56,22 +64,20 @@ class Pipeline:
             report.finished[job.id] = await self.run_job(job, now)
 
     async def run_job(self, job: Job, now: datetime) -> str:
-        """Run a claimed job through its remaining phases; returns the phase it ends in."""
+        """Run a claimed job; returns the phase it ends in."""
         settings = self.ctx.settings
         log.info("pipeline.job_claimed", job=job.id, phase=job.phase, claims=job.claims)
         if not self.ctx.config_matches(job):
-            await jobs.stop(self.ctx.pool, job, "model or provider configuration changed")
+            await jobs.stop(self.ctx.pool, job, "model or provider configuration changed", "config")
             log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
             return job.phase
         try:
             if job.phase == "extract":
                 await run_extraction(self.ctx, job, now)
-            if job.phase == "consolidate":
-                if not await jobs.renew_lease(self.ctx.pool, job, settings.lease_seconds):
-                    return job.phase
+            elif job.phase == "consolidate":
                 await run_consolidation(self.ctx, job, now)
         except (SourcesChanged, ModelError, ValueError) as exc:
-            retry, reason = _verdict(exc)
+            retry, reason, kind = _verdict(exc)
             if retry:
                 job.phase = await jobs.back_off(
                     self.ctx.pool,
@@ -82,21 +88,27 @@ class Pipeline:
                 )
                 log.warning("pipeline.job_failed", job=job.id, error=reason, phase=job.phase)
             else:
-                await jobs.stop(self.ctx.pool, job, reason)
+                await jobs.stop(self.ctx.pool, job, reason, kind)
                 log.warning("pipeline.job_stopped", job=job.id, reason=reason)
+        except WorkspaceGone:
+            log.info("pipeline.job_dropped", job=job.id, reason="workspace purged")
+            return "stopped"
         return job.phase
 
 
-def _verdict(exc: Exception) -> tuple[bool, str]:
-    """(retry after the backoff?, reason) for a job that could not finish."""
-    if isinstance(exc, SourcesChanged | BudgetExhausted):
-        return False, str(exc)  # a new snapshot or budget is needed, not another try
+def _verdict(exc: Exception) -> tuple[bool, str, StopKind]:
+    """(retry after the backoff?, reason, stop kind) for a job that could not finish."""
+    if isinstance(exc, SourcesChanged):
+        return False, str(exc), exc.kind  # a new snapshot is needed, not another try
+    if isinstance(exc, BudgetExhausted):
+        return False, str(exc), "budget"
     if isinstance(exc, ModelError) and exc.outcome == "unknown":
         # The provider may have acted and charged: never replay automatically.
-        return False, f"unknown provider outcome: {exc}"
+        return False, f"unknown provider outcome: {exc}", "unknown"
     if isinstance(exc, ModelError):
-        return True, str(exc)
-    return True, f"invalid model output: {exc}"  # parsed, but broke a limit or cited the unknown
+        return True, str(exc), "changed"
+    # Parsed, but broke a limit or cited the unknown.
+    return True, f"invalid model output: {exc}", "changed"
 
 
 class Worker:

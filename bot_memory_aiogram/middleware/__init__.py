@@ -1,6 +1,29 @@
 """Ingress: the outer middleware that resolves scopes and records directed messages."""
 
-from bot_memory_aiogram.middleware.directed import is_directed, message_flags
-from bot_memory_aiogram.middleware.memory import SCOPE_KEY, SOURCE_KEY, MemoryMiddleware
+from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
+from bot_memory_aiogram.middleware.memory import (
+    DIRECTED_KEY,
+    GATE_KEY,
+    RECORDED_KEY,
+    SCOPE_KEY,
+    SOURCE_KEY,
+    TURN_KEY,
+    MemoryMiddleware,
+    WorkspaceResolver,
+    member_lookup,
+)
 
-__all__ = ["SCOPE_KEY", "SOURCE_KEY", "MemoryMiddleware", "is_directed", "message_flags"]
+__all__ = [
+    "DIRECTED_KEY",
+    "GATE_KEY",
+    "RECORDED_KEY",
+    "SCOPE_KEY",
+    "SOURCE_KEY",
+    "TURN_KEY",
+    "MemoryMiddleware",
+    "WorkspaceResolver",
+    "is_directed",
+    "member_lookup",
+    "message_flags",
+    "requester_of",
+]

@@ -1,8 +1,25 @@
-"""Which messages are directed at the bot: the only group traffic memory ever records."""
+"""Which messages are directed at the bot (the only group traffic memory ever records), and who
+sent them."""
 
 from __future__ import annotations
 
 from aiogram.types import Message
+
+from bot_memory.access import ANONYMOUS_ADMIN_BOT_ID, Requester
+
+
+def requester_of(message: Message) -> Requester | None:
+    """The human behind a message: its sender, or the group itself for an anonymous admin
+    (whose `from` is a placeholder bot). None for bots, channels and unknown senders."""
+    sender_chat = message.sender_chat
+    if sender_chat is not None:
+        if sender_chat.id == message.chat.id:
+            return Requester(user_id=sender_chat.id, chat_id=message.chat.id, anonymous_admin=True)
+        return None  # a channel speaking: nobody in particular
+    user = message.from_user
+    if user is None or user.is_bot or user.id == ANONYMOUS_ADMIN_BOT_ID:
+        return None
+    return Requester(user_id=user.id, chat_id=message.chat.id)
 
 
 def is_directed(message: Message, *, bot_id: int, bot_username: str | None) -> bool:

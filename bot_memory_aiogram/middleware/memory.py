@@ -1,27 +1,78 @@
-"""The one outer middleware on dp.update: resolve the scope, record directed messages."""
+"""The one outer middleware on dp.update: resolve the workspace and scope, record directed
+messages, and hand handlers what they need (the source, the turn, the access gate)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
 from aiogram import BaseMiddleware, Bot
-from aiogram.types import Message, TelegramObject, Update
+from aiogram.exceptions import TelegramAPIError
+from aiogram.types import Chat, Message, TelegramObject, Update, User
 
-from bot_memory.scopes import resolve_scope
+from bot_memory.access import Gate, LookupFailed, MemberStatus
+from bot_memory.scopes import Scope, resolve_scope
 from bot_memory.service import Memory
-from bot_memory_aiogram.middleware.directed import is_directed
+from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
 
 log = structlog.get_logger(__name__)
 
 SCOPE_KEY = "memory_scope"
 SOURCE_KEY = "memory_source"
+TURN_KEY = "memory_turn"
+GATE_KEY = "memory_gate"
+DIRECTED_KEY = "memory_directed"
+RECORDED_KEY = "memory_recorded"
+
+# resolver(chat, user) -> workspace name, or None when memory does not apply to that chat.
+WorkspaceResolver = Callable[[Chat, User | None], str | Awaitable[str | None] | None]
+
+
+def member_lookup(bot: Bot) -> Callable[[int, int], Awaitable[MemberStatus]]:
+    """getChatMember as the core's MemberLookup; any failure is LookupFailed."""
+
+    async def lookup(chat_id: int, user_id: int) -> MemberStatus:
+        try:
+            member = await bot.get_chat_member(chat_id, user_id)
+        except (TelegramAPIError, OSError, TimeoutError) as exc:
+            raise LookupFailed(str(exc)) from exc
+        return MemberStatus(status=member.status, is_member=getattr(member, "is_member", None))
+
+    return lookup
 
 
 class MemoryMiddleware(BaseMiddleware):
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, resolver: WorkspaceResolver | None = None) -> None:
         self._memory = memory
+        self._resolver = resolver
+        self._known_chats: set[tuple[int, int]] = set()
+
+    async def workspace_for(self, bot: Bot, chat: Chat, user: User | None) -> str | None:
+        if self._resolver is None:
+            return self._memory.default_workspace(bot.id, chat.id)
+        found = self._resolver(chat, user)
+        if inspect.isawaitable(found):
+            found = await found
+        return found
+
+    async def scope_for(
+        self, bot: Bot, chat: Chat, user: User | None, thread_id: int | None
+    ) -> Scope | None:
+        if chat.type not in ("private", "group", "supergroup"):
+            return None
+        workspace = await self.workspace_for(bot, chat, user)
+        if workspace is None:
+            return None  # the host does not serve this chat
+        return resolve_scope(
+            workspace=workspace,
+            bot_id=bot.id,
+            chat_type=chat.type,
+            chat_id=chat.id,
+            user_id=user.id if user else None,
+            thread_id=thread_id,
+        )
 
     async def __call__(
         self,
@@ -29,39 +80,29 @@ class MemoryMiddleware(BaseMiddleware):
         event: TelegramObject,
         data: dict[str, Any],
     ) -> Any:
-        ctx = data.get("event_context")
-        bot: Bot = data["bot"]
-        chat = getattr(ctx, "chat", None)
-        scope = resolve_scope(
-            workspace=self._memory.settings.workspace,
-            bot_id=bot.id,
-            chat_type=chat.type if chat else None,
-            chat_id=chat.id if chat else None,
-            user_id=getattr(ctx, "user_id", None),
-            thread_id=getattr(ctx, "thread_id", None),
-        )
-        data[SCOPE_KEY] = scope
-        if scope is not None and isinstance(event, Update):
+        data[DIRECTED_KEY] = False
+        data[RECORDED_KEY] = False
+        message = event.message if isinstance(event, Update) else None
+        if message is not None:
             try:
-                if event.message is not None:
-                    source = await self._record(event.message, scope, bot)
-                    if source is not None:
-                        data[SOURCE_KEY] = source
-                elif event.edited_message is not None and event.edited_message.text:
-                    edited = event.edited_message
-                    await self._memory.record_edit(
-                        edited.chat.id, edited.message_id, edited.text or ""
-                    )
+                await self._ingress(message, data)
             except Exception:  # memory must never take the host's bot down
-                log.exception("memory.record_failed", update_id=event.update_id)
+                log.exception("memory.record_failed", update_id=getattr(event, "update_id", None))
         return await handler(event, data)
 
-    async def _record(self, message: Message, scope: Any, bot: Bot) -> Any:
-        if message.from_user is None or message.from_user.is_bot:
-            return None
+    async def _ingress(self, message: Message, data: dict[str, Any]) -> None:
+        bot: Bot = data["bot"]
+        requester = requester_of(message)
+        user = message.from_user
+        thread = message.message_thread_id if message.is_topic_message else None
+        scope = await self.scope_for(bot, message.chat, user, thread)
+        data[SCOPE_KEY] = scope
+        if scope is None or requester is None:
+            return
         me = await bot.me()
         if not is_directed(message, bot_id=bot.id, bot_username=me.username):
-            return None  # ordinary group traffic is never stored
+            return  # ordinary group traffic is never stored
+        data[DIRECTED_KEY] = True
         text = message.text or message.caption
         if not text:
             log.info(
@@ -70,12 +111,48 @@ class MemoryMiddleware(BaseMiddleware):
                 message_id=message.message_id,
                 content_type=message.content_type,
             )
-            return None
-        return await self._memory.record(
+            return
+        await self._know_chat(bot, message.chat, scope.workspace)
+        source = await self._memory.record(
             scope,
             text=text,
-            speaker_id=message.from_user.id,
-            thread_id=(message.message_thread_id or 0) if message.is_topic_message else 0,
+            speaker_id=requester.user_id,
+            thread_id=thread or 0,
             telegram_message_id=message.message_id,
-            language=message.from_user.language_code,
+            language=user.language_code if user else None,
+            sent_at=message.date,
         )
+        if source is None:
+            return  # a redelivered update: recorded the first time
+        gate = Gate(self._memory.access, scope, requester, member_lookup(bot))
+        quoted, forwarded = message_flags(message)
+        data[SOURCE_KEY] = source
+        data[GATE_KEY] = gate
+        data[RECORDED_KEY] = True
+        data[TURN_KEY] = self._memory.turn(source, gate=gate, quoted=quoted, forwarded=forwarded)
+
+    async def _know_chat(self, bot: Bot, chat: Chat, workspace: str) -> None:
+        """Once per chat: ask Telegram for its auto-delete timer, so that memory never keeps a
+        message longer than the chat does."""
+        key = (bot.id, chat.id)
+        if key in self._known_chats:
+            return
+        info = await self._memory.chat(bot.id, chat.id)
+        if info is None or not info.auto_delete_known or info.workspace != workspace:
+            seconds, known = None, False
+            try:
+                full = await bot.get_chat(chat.id)
+                seconds, known = full.message_auto_delete_time, True
+            except TelegramAPIError as exc:
+                log.warning("memory.get_chat_failed", chat_id=chat.id, error=str(exc))
+            await self._memory.store.save_chat(
+                bot_id=bot.id,
+                chat_id=chat.id,
+                workspace=workspace,
+                chat_type=chat.type,
+                auto_delete_seconds=seconds,
+                auto_delete_known=known,
+            )
+            if not known:
+                return  # ask again next time
+        self._known_chats.add(key)

@@ -2,16 +2,18 @@
 
 from aiogram import Router
 
+from bot_memory_aiogram.middleware.memory import MemoryMiddleware
 from bot_memory_aiogram.routers.agent import agent_router
+from bot_memory_aiogram.routers.chat_events import chat_events_router
 from bot_memory_aiogram.routers.requests import requests_router
 
 
-def get_routers(*, reference_agent: bool = False) -> list[Router]:
+def get_routers(middleware: MemoryMiddleware, *, reference_agent: bool = False) -> list[Router]:
     """Fresh routers (a router can be attached to one parent only)."""
-    routers = [requests_router()]
+    routers = [chat_events_router(middleware), requests_router()]
     if reference_agent:
         routers.append(agent_router())
     return routers
 
 
-__all__ = ["agent_router", "get_routers", "requests_router"]
+__all__ = ["agent_router", "chat_events_router", "get_routers", "requests_router"]

@@ -9,13 +9,14 @@ from aiogram import Bot, Router
 from aiogram.filters import Filter
 from aiogram.types import Message
 
+from bot_memory.access import Gate
 from bot_memory.control import Outcome
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
 from bot_memory_aiogram.i18n import t
 from bot_memory_aiogram.middleware.directed import message_flags
-from bot_memory_aiogram.routers.common import Directed, deliver, is_chat_admin, language_of
+from bot_memory_aiogram.routers.common import Directed, deliver, language_of
 
 log = structlog.get_logger(__name__)
 
@@ -28,7 +29,11 @@ REPLIES: dict[Outcome, str] = {
     "already_enabled": "memory-already-enabled",
     "already_disabled": "memory-already-disabled",
     "not_allowed": "memory-not-allowed",
+    "cascade_not_allowed": "memory-cascade-not-allowed",
+    "not_member": "memory-not-member",
     "memory_off": "memory-off",
+    "unavailable": "memory-unavailable",
+    "mismatch": "memory-nothing-to-forget",
 }
 
 
@@ -56,14 +61,14 @@ async def on_memory_request(
     bot: Bot,
     memory: Memory,
     memory_source: SourceMessage,
+    memory_gate: Gate,
     memory_request: MemoryRequest,
 ) -> None:
     language = language_of(message, memory_request.language)
     await memory.begin(memory_source, kind="memory_control")
-    needs_admin = not memory_source.scope.is_private and memory_request.action != "remember"
-    is_admin = await is_chat_admin(bot, message) if needs_admin else False
     try:
-        result = await memory.control(memory_request, memory_source, is_admin=is_admin)
+        who = await memory_gate.membership()  # asked now, when the action needs it
+        result = await memory.control(memory_request, memory_source, who=who)
     except Exception as exc:  # a clear reply and a failed request, never a crashed handler
         log.exception("memory.request_failed", action=memory_request.action)
         text = t(language, "memory-error")
@@ -75,6 +80,7 @@ async def on_memory_request(
         outcome=result.outcome,
         scope=memory_source.scope.key,
         memory_ids=result.memory_ids,
+        reason=who.reason,
     )
     text = t(language, REPLIES[result.outcome], count=len(result.memory_ids))
     await deliver(message, bot, memory, memory_source, text)

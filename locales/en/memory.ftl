@@ -1,5 +1,6 @@
 memory-remembered = Noted. I'll remember that.
 memory-forgotten = { $count ->
+    [0] Done: I won't remember that.
     [one] Done: I forgot one memory.
    *[other] Done: I forgot { $count } memories.
 }
@@ -12,3 +13,6 @@ memory-not-allowed = Only a group admin can do that here.
 memory-off = Memory is off in this chat; turn it on first.
 memory-error = Sorry, something went wrong. Please try again later.
 memory-model-unavailable = Sorry, I can't answer right now: the language model is unavailable.
+memory-cascade-not-allowed = Forgetting that would also remove memories that include what others said. Only a group admin can do that here.
+memory-not-member = Only current members of this group can use its memory.
+memory-unavailable = Memory is unavailable in this chat.
