@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from aiogram.types import Message, Update
 
 from bot_memory.access import MemberStatus, Requester
 from bot_memory.intents import recognize
+from bot_memory.retention import expire_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
@@ -48,6 +49,7 @@ UPDATES = 2000
 RECALLS = 2000
 RECORDS = 256
 COMMITS = 200
+EXPIRIES = 50
 MEMBERSHIP = 20_000
 
 
@@ -199,6 +201,44 @@ async def bench_commit(memory: Memory) -> dict[str, float]:
     return {"commit_baseline_us": raw, "commit_ours_us": ours, "commit_ratio": ours / raw}
 
 
+async def bench_expiry(memory: Memory) -> dict[str, float]:
+    """One expiry pass that erases one message and the note built on it, in a workspace at the
+    cap, against the same small raw UPDATE and against one remember commit."""
+    scope = Scope(workspace="bench-expiry", bot_id=1, kind="private", chat_id=6, user_id=6)
+    await fill(memory, scope)
+    pool = memory.store.pool
+    start = datetime.now(UTC) + timedelta(days=1)
+    for i in range(5 * EXPIRIES):  # all within the cap, so every note is still there
+        text = f"remember that crate {i} is in bay {i % 13}"
+        source = await memory.record(scope, text=text, speaker_id=6)
+        assert source is not None
+        request = recognize(text)
+        assert request is not None
+        await memory.control(request, source)
+        await pool.execute(
+            "UPDATE messages SET retain_until = $3 WHERE workspace_id = $1 AND id = $2",
+            scope.workspace,
+            source.message_id,
+            start + timedelta(seconds=i),
+        )
+    raw = await timed(
+        EXPIRIES, lambda _: pool.execute("UPDATE bench_small SET n = n + 1 WHERE id = 1")
+    )
+    model = memory.model
+
+    async def one_pass(i: int) -> None:
+        report = await expire_due(
+            memory.store,
+            start + timedelta(seconds=i, milliseconds=500),
+            provider=model.provider,
+            model=model.model,
+        )
+        assert report.messages == 1 and report.records == 1
+
+    ours = await timed(EXPIRIES, one_pass)
+    return {"expiry_baseline_us": raw, "expiry_ours_us": ours, "expiry_ratio": ours / raw}
+
+
 async def bench_membership(memory: Memory) -> dict[str, float]:
     group = Scope(workspace="bench-g", bot_id=1, kind="shared", chat_id=-7, topic_id=0)
 
@@ -229,6 +269,7 @@ async def run_async() -> dict[str, float]:
             results = await bench_ingress(memory, bot)
             results.update(await bench_recall(memory))
             results.update(await bench_commit(memory))
+            results.update(await bench_expiry(memory))
             results.update(await bench_membership(memory))
         finally:
             await bot.session.close()
@@ -255,6 +296,12 @@ def report(results: dict[str, float]) -> None:
         f"remember commit at the {RECORDS}-record cap: ours {results['commit_ours_us']:.0f} us"
         f" vs small raw UPDATE {results['commit_baseline_us']:.0f} us -> ratio "
         f"{results['commit_ratio']:.1f}"
+    )
+    print(
+        f"expiry pass erasing one message and its record, workspace at the cap: ours "
+        f"{results['expiry_ours_us']:.0f} us vs small raw UPDATE "
+        f"{results['expiry_baseline_us']:.0f} us -> ratio {results['expiry_ratio']:.1f}"
+        f" ({results['expiry_ours_us'] / results['commit_ours_us']:.2f}x one remember commit)"
     )
     print(
         f"membership check (cache hit): ours {results['member_ours_us']:.2f} us vs dict lookup "

@@ -22,6 +22,7 @@ from bot_memory.pipeline.consolidation import plan_consolidation
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.redaction import redact
+from bot_memory.retention import scrub_references
 from bot_memory.scopes import Scope
 from bot_memory.state import (
     MemoryRecord,
@@ -252,11 +253,15 @@ async def _forget(
         chosen = [r for r in candidates if matches(r, request.subject)]
     if not chosen:
         # Not a memory yet, but maybe said and waiting for extraction: that must not become one.
+        if memory_id:
+            return ControlResult("forget", "nothing_to_forget")
+        await _forget_answers_in_flight(tx, scope, source)
         pending = await _unextracted_mentions(tx, state, [], request.subject)
-        if memory_id or not pending:
+        if not pending:
             return ControlResult("forget", "nothing_to_forget")
         await tx.add_tombstones(scope.key, pending)
         await stop_jobs_touching(tx.conn, scope, pending, "a source was forgotten")
+        await scrub_references(tx, pending)
         return ControlResult("forget", "forgotten", [])
     if not all(may_forget(r, scope, source.speaker_id, who) for r in chosen):
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
@@ -272,10 +277,14 @@ async def _forget(
         )
         return ControlResult("forget", "cascade_not_allowed", [r.id for r in refused])
     await tx.delete(reached)
+    # First flag the answers still being written (this waits for any being committed right
+    # now), then look for what was already written: nothing slips between the two.
+    await _forget_answers_in_flight(tx, scope, source)
     doomed = _all_messages(reached)
     doomed |= await _unextracted_mentions(tx, state, reached, request.subject)
     await tx.add_tombstones(scope.key, doomed)
     await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")
+    await scrub_references(tx, doomed)
     if await tx.valid_records(scope.key, limit=1):
         await _consolidate_later(tx, scope, source, provider, model, "forget")
     await rearm(tx.conn, scope.workspace, scope.key, now)
@@ -299,7 +308,8 @@ async def _unextracted_mentions(
         "SELECT m.id, m.text FROM requests r JOIN messages m ON m.workspace_id = r.workspace_id"
         " AND m.id IN (r.user_message_id, r.answer_message_id)"
         " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3 AND r.kind = 'chat'"
-        " AND m.text IS NOT NULL",
+        " AND m.text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tombstones t"
+        " WHERE t.workspace_id = $1 AND t.scope_key = $2 AND t.message_id = m.id)",
         tx.workspace,
         state.key,
         state.extracted_through,
@@ -314,6 +324,19 @@ async def _unextracted_mentions(
         if any(mentions(row["text"], s) for s in subjects)
         or any(t in row["text"].casefold() for t in titles)
     }
+
+
+async def _forget_answers_in_flight(tx: WorkspaceTx, scope: Scope, source: SourceMessage) -> None:
+    """Requests of the scope still being answered (the forget's own included) may be about to
+    repeat what is forgotten; their answers are not in the database yet, so they are flagged
+    instead of matched."""
+    await tx.conn.execute(
+        "UPDATE requests SET answer_forgotten = true WHERE workspace_id = $1 AND scope_key = $2"
+        " AND (id = $3 OR status IN ('queued', 'running', 'awaiting_approval'))",
+        tx.workspace,
+        scope.key,
+        source.request_id,
+    )
 
 
 async def _consolidate_later(

@@ -1,22 +1,61 @@
-"""When sources change or go: edits invalidate what was built on them; a workspace can be
-purged.
+"""When sources change or go: memory never outlives what it was built from.
 
-Every change here locks the workspace first, changes the message rows, and in the same
-transaction makes dependent records unavailable, stops jobs whose snapshot holds the message
-and queues the rebuild of the indexes that named them.
+Edits make records built on the old text unavailable. Expiry (a message's retention boundary
+passing), removal (a host reports a deletion) and privacy sweeps erase: the message's text goes
+(the row may stay, content-free: ID and hash), and in the same transaction everything derived
+from it goes too, transitively: records that depend on it (directly or inherited), answers that
+were given those records, records built from those answers, checkpoints of jobs that hold any of
+them, tombstones of the erased originals, and the recall rows and indexes that named them.
+
+Every change here locks the workspace first (the order every path keeps), then rows.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import asyncpg
 import structlog
 
 from bot_memory.pipeline.consolidation import replan_stale
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.state import content_hash, source_id
 from bot_memory.store import Store
-from bot_memory.workspace import WorkspaceGone
+from bot_memory.workspace import WorkspaceGone, WorkspaceTx
 
 log = structlog.get_logger(__name__)
+
+
+@dataclass
+class SweepReport:
+    """What an erasure touched, by kind and count."""
+
+    messages: int = 0  # originals whose text was erased
+    answers: int = 0  # derived answers whose text was erased
+    records: int = 0  # memory records removed
+    checkpoints: int = 0  # jobs stopped, their checkpoints cleared
+    tombstones: int = 0  # tombstones dropped with their originals
+    scopes: set[str] = field(default_factory=set)
+
+    def add(self, other: SweepReport) -> None:
+        self.messages += other.messages
+        self.answers += other.answers
+        self.records += other.records
+        self.checkpoints += other.checkpoints
+        self.tombstones += other.tombstones
+        self.scopes |= other.scopes
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "messages": self.messages,
+            "answers": self.answers,
+            "records": self.records,
+            "checkpoints": self.checkpoints,
+            "tombstones": self.tombstones,
+        }
 
 
 async def apply_edit(
@@ -65,6 +104,290 @@ async def apply_edit(
         except WorkspaceGone:
             continue
     return changed
+
+
+async def _closure(tx: WorkspaceTx, message_ids: set[int]) -> set[int]:
+    """These messages and every answer derived from them, and from those, to a fixed point."""
+    reached = set(message_ids)
+    frontier = set(message_ids)
+    while frontier:
+        rows = await tx.conn.fetch(
+            "SELECT DISTINCT message_id FROM message_deps WHERE workspace_id = $1"
+            " AND source_message_id = ANY($2::bigint[])",
+            tx.workspace,
+            sorted(frontier),
+        )
+        # Answers derived from records built on answers: a record's sources include answers,
+        # and an answer's dependencies are the sources of the records it was given.
+        frontier = {r["message_id"] for r in rows} - reached
+        reached |= frontier
+    return reached
+
+
+async def erase(
+    tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str, provider: str, model: str
+) -> SweepReport:
+    """Inside the locked workspace: erase these messages and everything derived from them."""
+    report = SweepReport()
+    start = set(message_ids)
+    if not start:
+        return report
+    # Answers given records built on these messages depend on them (flattened at finish), and
+    # records built on those answers depend on the answers: messages to a fixed point, then
+    # every record depending on any of them (directly or inherited).
+    doomed = await _closure(tx, start)
+    removed = await tx.dependents(doomed)
+    rows = await tx.conn.fetch(
+        "UPDATE messages SET text = NULL, erased_at = now(), erase_reason = $3"
+        " WHERE workspace_id = $1 AND id = ANY($2::bigint[]) AND text IS NOT NULL"
+        " RETURNING id, role, scope_key",
+        tx.workspace,
+        sorted(doomed),
+        reason,
+    )
+    kinds = Counter("original" if r["id"] in start else "answer" for r in rows)
+    report.messages, report.answers = kinds["original"], kinds["answer"]
+    await tx.conn.execute(
+        "DELETE FROM message_deps WHERE workspace_id = $1 AND (message_id = ANY($2::bigint[])"
+        " OR source_message_id = ANY($2::bigint[]))",
+        tx.workspace,
+        sorted(doomed),
+    )
+    report.records = len(removed)
+    report.scopes = await tx.delete(removed)
+    result: str = await tx.conn.execute(
+        "DELETE FROM tombstones WHERE workspace_id = $1 AND message_id = ANY($2::bigint[])",
+        tx.workspace,
+        sorted(doomed),
+    )
+    report.tombstones = int(result.split()[-1])
+    report.scopes |= {r["scope_key"] for r in rows}
+    for key in sorted(report.scopes):
+        state = await tx.scope_by_key(key)
+        if state is not None:
+            report.checkpoints += await stop_jobs_touching(tx.conn, state.scope, doomed, reason)
+    await scrub_references(tx, doomed)
+    await replan_stale(tx, report.scopes, provider=provider, model=model, reason=reason)
+    await drop_empty_scopes(tx, report.scopes)
+    return report
+
+
+async def scrub_references(tx: WorkspaceTx, message_ids: set[int]) -> None:
+    """IDs of forgotten or erased messages leave derived data too: citation sets of past
+    requests, and snapshots of finished jobs (kept for operators, not needed for this)."""
+    ids = sorted(message_ids)
+    names = [source_id(m) for m in ids]
+    await tx.conn.execute(
+        "UPDATE requests SET citation_source_ids = ARRAY(SELECT c FROM"
+        " unnest(citation_source_ids) c WHERE c <> ALL($2::text[]))"
+        " WHERE workspace_id = $1 AND citation_source_ids && $2::text[]",
+        tx.workspace,
+        names,
+    )
+    await tx.conn.execute(
+        "DELETE FROM memory_jobs j WHERE j.workspace_id = $1 AND j.phase IN"
+        " ('done', 'failed', 'stopped') AND EXISTS (SELECT 1 FROM"
+        " jsonb_array_elements(j.snapshot->'sources') s"
+        " WHERE (s->>'message_id')::bigint = ANY($2::bigint[]))",
+        tx.workspace,
+        ids,
+    )
+
+
+async def drop_empty_scopes(tx: WorkspaceTx, scope_keys: Iterable[str]) -> int:
+    """Scopes with nothing stored (no records, tombstones or retained messages) and default
+    switches are dropped, so the per-scope rows of a workspace stay bounded."""
+    keys = sorted(scope_keys)
+    if not keys:
+        return 0
+    rows = await tx.conn.fetch(
+        """
+        DELETE FROM memory_scopes s WHERE s.workspace_id = $1 AND s.scope_key = ANY($2::text[])
+          AND s.enabled AND NOT s.suspended AND s.off_since IS NULL
+          AND NOT EXISTS (SELECT 1 FROM memory_records r WHERE r.workspace_id = $1
+                          AND r.scope_key = s.scope_key)
+          AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1
+                          AND t.scope_key = s.scope_key)
+          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = $1
+                          AND m.scope_key = s.scope_key AND m.text IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.workspace_id = $1
+                          AND q.scope_key = s.scope_key
+                          AND q.status IN ('queued', 'running', 'awaiting_approval'))
+        RETURNING s.scope_key
+        """,
+        tx.workspace,
+        keys,
+    )
+    tx.discard(*(r["scope_key"] for r in rows))
+    return len(rows)
+
+
+async def _message_ids(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    bot_id: int | None,
+    chat_id: int,
+    telegram_ids: list[int],
+) -> dict[str, list[int]]:
+    rows = await conn.fetch(
+        "SELECT workspace_id, id FROM messages WHERE chat_id = $1"
+        " AND telegram_message_id = ANY($2::bigint[]) AND ($3::bigint IS NULL OR bot_id = $3)",
+        chat_id,
+        telegram_ids,
+        bot_id,
+    )
+    found: dict[str, list[int]] = {}
+    for r in rows:
+        found.setdefault(r["workspace_id"], []).append(r["id"])
+    return found
+
+
+async def remove_messages(
+    store: Store,
+    *,
+    chat_id: int,
+    telegram_message_ids: list[int],
+    bot_id: int | None,
+    provider: str,
+    model: str,
+    reason: str = "removed",
+) -> SweepReport:
+    """A host learned that these Telegram messages were deleted: erase them now."""
+    report = SweepReport()
+    for workspace, ids in (
+        await _message_ids(store.pool, bot_id, chat_id, telegram_message_ids)
+    ).items():
+        try:
+            async with store.locked(workspace) as tx:
+                report.add(await erase(tx, ids, reason=reason, provider=provider, model=model))
+        except WorkspaceGone:
+            continue
+    log.info("memory.messages_removed", chat_id=chat_id, **report.as_dict())
+    return report
+
+
+async def set_retention(
+    store: Store,
+    *,
+    chat_id: int,
+    telegram_message_ids: list[int],
+    until: datetime,
+    bot_id: int | None,
+    now: datetime,
+    provider: str,
+    model: str,
+) -> SweepReport:
+    """Shorten (never extend) how long these messages, and everything derived from them, are
+    kept. A boundary already past erases at once."""
+    report = SweepReport()
+    for workspace, ids in (
+        await _message_ids(store.pool, bot_id, chat_id, telegram_message_ids)
+    ).items():
+        try:
+            async with store.locked(workspace) as tx:
+                if until <= now:
+                    report.add(
+                        await erase(tx, ids, reason="expired", provider=provider, model=model)
+                    )
+                    continue
+                await shorten(tx, set(ids), until)
+        except WorkspaceGone:
+            continue
+    return report
+
+
+async def shorten(tx: WorkspaceTx, message_ids: set[int], until: datetime) -> None:
+    """Messages, the answers derived from them and the records built on any of them are kept
+    no longer than `until`."""
+    reached = await _closure(tx, message_ids)
+    await tx.conn.execute(
+        "UPDATE messages SET retain_until = least(retain_until, $3) WHERE workspace_id = $1"
+        " AND id = ANY($2::bigint[])",
+        tx.workspace,
+        sorted(reached),
+        until,
+    )
+    dependents = await tx.dependents(reached)
+    await tx.conn.execute(
+        "UPDATE memory_records SET available_until = least(available_until, $3)"
+        " WHERE workspace_id = $1 AND id = ANY($2::text[])",
+        tx.workspace,
+        [r.id for r in dependents],
+        until,
+    )
+    for key in {r.scope_key for r in dependents}:
+        state = await tx.scope_by_key(key)
+        if state is not None:
+            tx.save(state)  # the recall row carries each record's boundary
+
+
+async def expire_due(store: Store, now: datetime, *, provider: str, model: str) -> SweepReport:
+    """The worker's expiry pass: every message whose boundary has passed is erased, with all
+    that was derived from it. Reads only what is due (an index on the boundary)."""
+    report = SweepReport()
+    rows = await store.pool.fetch(
+        "SELECT workspace_id, array_agg(id) AS ids FROM messages WHERE retain_until <= $1"
+        " AND erased_at IS NULL GROUP BY workspace_id LIMIT 200",
+        now,
+    )
+    for row in rows:
+        try:
+            async with store.locked(row["workspace_id"]) as tx:
+                report.add(
+                    await erase(tx, row["ids"], reason="expired", provider=provider, model=model)
+                )
+        except WorkspaceGone:
+            continue
+    if rows:
+        log.info("retention.expired", workspaces=len(rows), **report.as_dict())
+    return report
+
+
+async def privacy_sweep(
+    store: Store,
+    *,
+    source_ids: Iterable[str] = (),
+    user_id: int | None = None,
+    chat_id: int | None = None,
+    bot_id: int | None = None,
+    provider: str,
+    model: str,
+) -> SweepReport:
+    """Erase by source IDs, by user (their messages and the answers to them) or by chat, and
+    everything derived from them, transitively, in every workspace they appear in."""
+    ids = [int(s[1:]) for s in source_ids if s[:1] == "m" and s[1:].isdigit()]
+    rows = await store.pool.fetch(
+        """
+        SELECT workspace_id, array_agg(DISTINCT id) AS ids FROM (
+            SELECT workspace_id, id FROM messages WHERE id = ANY($1::bigint[])
+            UNION ALL
+            SELECT m.workspace_id, m.id FROM messages m WHERE m.speaker_id = $2
+                AND ($4::bigint IS NULL OR m.bot_id = $4)
+            UNION ALL
+            SELECT m.workspace_id, r.answer_message_id FROM messages m
+                JOIN requests r ON r.workspace_id = m.workspace_id AND r.user_message_id = m.id
+                WHERE m.speaker_id = $2 AND r.answer_message_id IS NOT NULL
+                AND ($4::bigint IS NULL OR m.bot_id = $4)
+            UNION ALL
+            SELECT workspace_id, id FROM messages WHERE chat_id = $3
+                AND ($4::bigint IS NULL OR bot_id = $4)
+        ) x GROUP BY workspace_id
+        """,
+        ids,
+        user_id,
+        chat_id,
+        bot_id,
+    )
+    report = SweepReport()
+    for row in rows:
+        try:
+            async with store.locked(row["workspace_id"]) as tx:
+                report.add(
+                    await erase(tx, row["ids"], reason="swept", provider=provider, model=model)
+                )
+        except WorkspaceGone:
+            continue
+    log.info("memory.privacy_sweep", **report.as_dict())
+    return report
 
 
 async def purge_workspace(store: Store, workspace: str) -> bool:

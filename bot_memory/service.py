@@ -32,6 +32,7 @@ from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
 from bot_memory.store import ChatInfo, RequestStatus, SourceMessage, Store
 from bot_memory.tools import ToolContext, ToolExecutor
+from bot_memory.traces import After, Trace, find_traces
 from bot_memory.turn import Turn
 from bot_memory.workspace import Limits, WorkspaceGone, WorkspaceTx, rebuild_missing_recall
 
@@ -228,6 +229,77 @@ class Memory:
     async def purge_workspace(self, workspace: str) -> bool:
         """Delete everything a workspace holds (the ledger keeps amounts, no text)."""
         return await retention.purge_workspace(self.store, workspace)
+
+    async def find_traces(
+        self,
+        workspace: str,
+        *,
+        texts: list[str] = (),  # type: ignore[assignment]
+        source_ids: list[str] = (),  # type: ignore[assignment]
+        after: After = "erase",
+    ) -> list[Trace]:
+        """Every place in the workspace a text or source ID still appears (see traces.py)."""
+        async with self.store.pool.acquire() as conn:
+            return await find_traces(
+                conn, workspace, texts=texts, source_ids=source_ids, after=after
+            )
+
+    async def remove_messages(
+        self, chat_id: int, message_ids: list[int], *, bot_id: int | None = None
+    ) -> retention.SweepReport:
+        """The host learned these Telegram messages were deleted: erase them and everything
+        derived from them now."""
+        return await retention.remove_messages(
+            self.store,
+            chat_id=chat_id,
+            telegram_message_ids=message_ids,
+            bot_id=bot_id,
+            provider=self.model.provider,
+            model=self.model.model,
+        )
+
+    async def set_retention(
+        self,
+        chat_id: int,
+        message_ids: list[int],
+        until: datetime,
+        *,
+        bot_id: int | None = None,
+        now: datetime | None = None,
+    ) -> retention.SweepReport:
+        """Keep these Telegram messages (and what was derived from them) no longer than
+        `until`. Never extends a boundary; one already past erases at once."""
+        return await retention.set_retention(
+            self.store,
+            chat_id=chat_id,
+            telegram_message_ids=message_ids,
+            until=until,
+            bot_id=bot_id,
+            now=now or datetime.now(UTC),
+            provider=self.model.provider,
+            model=self.model.model,
+        )
+
+    async def privacy_sweep(
+        self,
+        *,
+        source_ids: list[str] = (),  # type: ignore[assignment]
+        user_id: int | None = None,
+        chat_id: int | None = None,
+        bot_id: int | None = None,
+    ) -> dict[str, int]:
+        """Erase by source IDs, by user, or by chat, and everything derived, transitively.
+        Returns what it touched, by kind and count."""
+        report = await retention.privacy_sweep(
+            self.store,
+            source_ids=source_ids,
+            user_id=user_id,
+            chat_id=chat_id,
+            bot_id=bot_id,
+            provider=self.model.provider,
+            model=self.model.model,
+        )
+        return report.as_dict()
 
     # --- ingress ----------------------------------------------------------------------------
 

@@ -271,23 +271,25 @@ class Store:
         """Close a request, once (False when it was closed already). A succeeded one keeps its
         answer as the assistant message, which depends on the sources of every record the
         request was given and is retained no longer than the earliest of them."""
-        scope = source.scope
         async with self.pool.acquire() as conn, conn.transaction():
+            # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
             current = await conn.fetchrow(
-                "SELECT status, recall_memory_ids FROM requests WHERE workspace_id = $1"
-                " AND id = $2 FOR UPDATE",
-                scope.workspace,
+                "SELECT status, scope, recall_memory_ids, ARRAY(SELECT substr(c, 2)::bigint FROM"
+                " unnest(citation_source_ids) c WHERE c ~ '^m[0-9]+$') AS cited FROM requests"
+                " WHERE id = $1 FOR UPDATE",
                 source.request_id,
             )
             if current is None or current["status"] not in OPEN_STATUSES:
                 return False
+            scope = Scope.model_validate_json(current["scope"])
             answer_id = None
             if answer_text is not None and status == "succeeded":
                 answer_id = await conn.fetchval(
                     """
                     WITH deps AS (
-                        SELECT DISTINCT s.message_id FROM record_sources s
+                        SELECT s.message_id FROM record_sources s
                         WHERE s.workspace_id = $1 AND s.record_id = ANY($8::text[])
+                        UNION SELECT unnest($11::bigint[])
                     )
                     INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
                         telegram_message_id, speaker_id, role, text, content_hash, sent_at,
@@ -313,16 +315,21 @@ class Store:
                     list(current["recall_memory_ids"]),
                     now,
                     source.message_id,
+                    list(current["cited"]),
                 )
-                if answer_id is not None and current["recall_memory_ids"]:
+                if answer_id is not None and (current["recall_memory_ids"] or current["cited"]):
+                    # The answer depends on everything it was given: the sources of its records
+                    # and the chat excerpts it was shown.
                     await conn.execute(
                         "INSERT INTO message_deps (workspace_id, message_id, source_message_id)"
-                        " SELECT DISTINCT $1::text, $2::bigint, s.message_id FROM record_sources s"
-                        " WHERE s.workspace_id = $1 AND s.record_id = ANY($3::text[])"
+                        " SELECT $1::text, $2::bigint, d FROM (SELECT s.message_id AS d"
+                        " FROM record_sources s WHERE s.workspace_id = $1"
+                        " AND s.record_id = ANY($3::text[]) UNION SELECT unnest($4::bigint[])) x"
                         " ON CONFLICT DO NOTHING",
                         scope.workspace,
                         answer_id,
                         list(current["recall_memory_ids"]),
+                        list(current["cited"]),
                     )
             await conn.execute(
                 "UPDATE requests SET status = $3, answer_message_id = $4, error = $5,"
@@ -370,11 +377,16 @@ class Store:
     async def history(
         self, scope: Scope, *, before_message_id: int, limit: int, now: datetime
     ) -> list[HistoryMessage]:
-        """The scope's latest retained messages before this one, oldest first."""
+        """The scope's latest retained messages before this one, oldest first; forgotten ones
+        (tombstoned) are left out, so the next prompt does not bring back what was forgotten."""
         rows = await self.pool.fetch(
-            "SELECT id, role, speaker_id, thread_id, text, sent_at FROM messages"
+            "SELECT id, role, speaker_id, thread_id, text, sent_at FROM messages m"
             " WHERE workspace_id = $1 AND scope_key = $2 AND id < $3 AND text IS NOT NULL"
             " AND (retain_until IS NULL OR retain_until > $5)"
+            " AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1"
+            " AND t.scope_key = $2 AND t.message_id = m.id)"
+            " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.workspace_id = $1"
+            " AND r.answer_message_id = m.id AND r.answer_forgotten)"
             " ORDER BY id DESC LIMIT $4",
             scope.workspace,
             scope.key,

@@ -31,8 +31,10 @@ class MoveReport:
     records: int
 
 
-# Tables keyed by (workspace_id, scope_key): every row of a moved scope changes both.
-_SCOPED = ("memory_scopes", "memory_records", "tombstones", "messages", "requests", "memory_jobs")
+# Tables keyed by (workspace_id, scope_key): every row of a moved scope changes both. Requests
+# first: a request being finished holds its row lock, so the move waits for that commit and
+# then moves the answer it wrote too.
+_SCOPED = ("requests", "messages", "memory_scopes", "memory_records", "tombstones", "memory_jobs")
 
 
 async def move_chat(

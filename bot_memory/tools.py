@@ -317,6 +317,8 @@ class ToolExecutor:
                   AND m.id <> $3 AND (m.retain_until IS NULL OR m.retain_until > now())
                   AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1
                                   AND t.scope_key = $2 AND t.message_id = m.id)
+                  AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.workspace_id = $1
+                                  AND r.answer_message_id = m.id AND r.answer_forgotten)
                 WINDOW w AS (ORDER BY m.id)
             )
             SELECT id, role, speaker_id, thread_id, text, sent_at FROM kept

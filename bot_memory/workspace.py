@@ -205,6 +205,13 @@ class WorkspaceTx:
             self._scopes[state.key] = state
             self._dirty.add(state.key)
 
+    def discard(self, *scope_keys: str) -> None:
+        """Scopes whose rows were deleted: nothing of them is written back."""
+        for key in scope_keys:
+            self._scopes.pop(key, None)
+            self._dirty.discard(key)
+        self.changed = True
+
     async def touch(self, *scope_keys: str) -> None:
         """A scope's records changed: its index is stale and its recall row is rewritten."""
         for key in scope_keys:

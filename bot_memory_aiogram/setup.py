@@ -12,7 +12,14 @@ from bot_memory_aiogram.routers import get_routers
 
 # Updates memory needs. Hosts that pass an explicit allowed_updates list must include these;
 # chat_member updates also require the bot to be an admin.
-ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "chat_member", "my_chat_member"]
+ALLOWED_UPDATES = [
+    "message",
+    "edited_message",
+    "callback_query",
+    "chat_member",
+    "my_chat_member",
+    "deleted_business_messages",
+]
 
 
 def setup(

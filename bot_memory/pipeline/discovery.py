@@ -107,7 +107,7 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
     conn, workspace = tx.conn, tx.workspace
     rows = await conn.fetch(
         """
-        SELECT r.id AS request_id, r.provider, r.model,
+        SELECT r.id AS request_id, r.provider, r.model, r.answer_forgotten,
                u.id AS u_id, u.content_hash AS u_hash, u.speaker_id AS u_speaker,
                u.thread_id AS u_thread, u.text AS u_text, u.sent_at AS u_at,
                a.id AS a_id, a.content_hash AS a_hash, a.speaker_id AS a_speaker,
@@ -138,6 +138,7 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
         and r["a_text"] is not None
         and r["u_id"] not in tombstones
         and r["a_id"] not in tombstones
+        and not r["answer_forgotten"]
         and not state.was_off(r["request_id"])
     ]
     pinned = {r["request_id"]: (r["provider"], r["model"]) for r in rows}

@@ -14,6 +14,7 @@ import structlog
 
 from bot_memory.pipeline.consolidation import replan_stale
 from bot_memory.pipeline.context import PipelineContext
+from bot_memory.retention import drop_empty_scopes
 from bot_memory.scopes import Scope
 from bot_memory.store import schedule_scope
 from bot_memory.workspace import WorkspaceGone
@@ -56,6 +57,7 @@ async def prune_due(ctx: PipelineContext, now: datetime) -> int:
             async with ctx.store.locked(row["workspace_id"]) as tx:
                 doomed = await tx.prunable(cutoff, now)
                 scopes = await tx.delete(doomed)
+                await drop_empty_scopes(tx, scopes)
                 await replan_stale(
                     tx,
                     scopes,

@@ -24,6 +24,7 @@ from bot_memory.pipeline.extraction import run_extraction
 from bot_memory.pipeline.inputs import SourcesChanged
 from bot_memory.pipeline.jobs import Job, StopKind
 from bot_memory.pipeline.maintenance import close_abandoned, drop_finished_jobs, prune_due
+from bot_memory.retention import expire_due
 from bot_memory.workspace import WorkspaceGone
 
 log = structlog.get_logger(__name__)
@@ -35,6 +36,7 @@ class TickReport:
     finished: dict[int, str] = field(default_factory=dict)  # job ID -> final phase this tick
     pruned: int = 0
     abandoned: int = 0
+    expired: dict[str, int] = field(default_factory=dict)
 
 
 class Pipeline:
@@ -50,6 +52,11 @@ class Pipeline:
         report = TickReport()
         now = now or datetime.now(UTC)
         report.abandoned = await close_abandoned(self.ctx, now)
+        report.expired = (
+            await expire_due(
+                self.ctx.store, now, provider=self.ctx.model.provider, model=self.ctx.model.model
+            )
+        ).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
         report.planned += await plan_due(self.ctx, now)

@@ -1,5 +1,5 @@
-"""What memory must learn from a chat besides directed messages: edits, the bot's and members'
-membership, group upgrades and auto-delete timers.
+"""What memory must learn from a chat besides directed messages: edits and deletions, the bot's
+and members' membership, group upgrades and auto-delete timers.
 
 Every handler here observes and then lets the update go on (SkipHandler), so a host's own
 handlers for the same updates still run. Registering them is also what makes
@@ -11,7 +11,7 @@ from __future__ import annotations
 import structlog
 from aiogram import Bot, F, Router
 from aiogram.dispatcher.event.bases import SkipHandler
-from aiogram.types import ChatMemberUpdated, Message
+from aiogram.types import BusinessMessagesDeleted, ChatMemberUpdated, Message
 
 from bot_memory.access import MemberStatus
 from bot_memory.service import Memory
@@ -33,6 +33,11 @@ def chat_events_router(middleware: MemoryMiddleware) -> Router:
             message.text or message.caption or "",
             bot_id=bot.id,
         )
+        raise SkipHandler
+
+    @router.deleted_business_messages()
+    async def on_deleted(event: BusinessMessagesDeleted, bot: Bot, memory: Memory) -> None:
+        await memory.remove_messages(event.chat.id, list(event.message_ids), bot_id=bot.id)
         raise SkipHandler
 
     @router.my_chat_member()

@@ -1,0 +1,154 @@
+"""Verifiable forgetting: find every place a text or a source ID still appears in a workspace.
+
+The scan is generic: it reads the database's own catalogue and looks in every text, JSON and
+array column of every table keyed by the workspace, so a table added later is covered without
+changing this file. Each trace says whether it is expected:
+
+- after a forget, the original chat messages keep their text (forgetting removes memory, not
+  chat history) and tombstones keep the forgotten IDs (that is how extraction is kept from
+  restoring them);
+- after expiry, removal, a sweep or a purge, only the content-free message row (ID and hash) and
+  the request that points at it may remain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import asyncpg
+
+After = Literal["forget", "erase"]
+
+_ID_COLUMNS = {"message_id", "source_message_id", "user_message_id", "answer_message_id"}
+# References to the content-free row itself: kept by design after any erasure.
+_ROW_ITSELF = {
+    ("messages", "id"),
+    ("requests", "user_message_id"),
+    ("requests", "answer_message_id"),
+}
+
+
+@dataclass(frozen=True)
+class Trace:
+    table: str
+    column: str
+    row: str  # the row's primary key
+    needle: str  # the text or source ID found
+    expected: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "table": self.table,
+            "column": self.column,
+            "row": self.row,
+            "needle": self.needle,
+            "expected": self.expected,
+        }
+
+
+async def find_traces(
+    conn: asyncpg.Connection,
+    workspace: str,
+    *,
+    texts: Iterable[str] = (),
+    source_ids: Iterable[str] = (),
+    after: After = "erase",
+) -> list[Trace]:
+    texts = [t for t in texts if t]
+    ids = sorted({int(s[1:]) for s in source_ids if re.fullmatch(r"m\d+", s)})
+    tables = await _tables(conn)
+    found: list[Trace] = []
+    for table, (key_columns, columns) in tables.items():
+        where = "id = $1" if table == "workspaces" else "workspace_id = $1"
+        key = " || '/' || ".join(f"{c}::text" for c in key_columns) or "'?'"
+        for column, kind in columns:
+            probes: list[tuple[str, str, list[object]]] = []
+            if kind in ("text", "json", "array"):
+                for text in texts:
+                    escaped = json.dumps(text, ensure_ascii=False)[1:-1]
+                    probes.append(
+                        (
+                            f"(strpos(lower({column}::text), lower($2)) > 0"
+                            f" OR strpos(lower({column}::text), lower($3)) > 0)",
+                            text,
+                            [text, escaped],
+                        )
+                    )
+                for mid in ids:
+                    probes.append(
+                        (f"{column}::text ~ $2", f"m{mid}", [rf"(^|[^0-9A-Za-z_])m{mid}([^0-9]|$)"])
+                    )
+            elif kind == "int" and (column in _ID_COLUMNS or (table, column) in _ROW_ITSELF):
+                for mid in ids:
+                    probes.append((f"{column} = $2", f"m{mid}", [mid]))
+            for condition, needle, args in probes:
+                rows = await conn.fetch(
+                    f"SELECT {key} AS k FROM {table} WHERE {where} AND {condition}",
+                    workspace,
+                    *args,
+                )
+                for r in rows:
+                    found.append(
+                        Trace(
+                            table, column, r["k"], needle, _expected(table, column, needle, after)
+                        )
+                    )
+    return found
+
+
+def _expected(table: str, column: str, needle: str, after: After) -> bool:
+    is_id = re.fullmatch(r"m\d+", needle) is not None
+    if is_id and (table, column) in _ROW_ITSELF:
+        return True
+    if after == "forget":
+        return (table == "messages" and column == "text") or table == "tombstones"
+    return False
+
+
+async def _tables(conn: asyncpg.Connection) -> dict[str, tuple[list[str], list[tuple[str, str]]]]:
+    """Tables keyed by the workspace: (primary key columns, [(column, kind)])."""
+    rows = await conn.fetch(
+        """
+        SELECT c.table_name, c.column_name, c.data_type, c.udt_name,
+               c.column_name = ANY(ARRAY(
+                   SELECT a.attname FROM pg_index i
+                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+                   WHERE i.indrelid = (quote_ident(c.table_name))::regclass AND i.indisprimary
+               )) AS is_key
+        FROM information_schema.columns c
+        JOIN information_schema.tables t ON t.table_schema = c.table_schema
+            AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
+        WHERE c.table_schema = current_schema()
+          AND (c.table_name = 'workspaces' OR EXISTS (
+              SELECT 1 FROM information_schema.columns w WHERE w.table_schema = c.table_schema
+              AND w.table_name = c.table_name AND w.column_name = 'workspace_id'))
+        ORDER BY c.table_name, c.ordinal_position
+        """
+    )
+    tables: dict[str, tuple[list[str], list[tuple[str, str]]]] = {}
+    for r in rows:
+        keys, columns = tables.setdefault(r["table_name"], ([], []))
+        if r["is_key"]:
+            keys.append(r["column_name"])
+        kind = _kind(r["data_type"], r["udt_name"])
+        if kind is not None and r["column_name"] != "workspace_id":
+            columns.append((r["column_name"], kind))
+    return tables
+
+
+def _kind(data_type: str, udt: str) -> str | None:
+    if data_type in ("text", "character varying"):
+        return "text"
+    if data_type in ("json", "jsonb"):
+        return "json"
+    if data_type == "ARRAY" and udt in ("_text", "_varchar"):
+        return "array"
+    if data_type == "ARRAY" and udt in ("_int8", "_int4"):
+        return "array"
+    if data_type in ("bigint", "integer"):
+        return "int"
+    return None
