@@ -386,3 +386,53 @@ async def test_forget_holds_over_http(db_url: str) -> None:
         assert "Mochi" not in prompt, prompt
         records = await env.rows("SELECT summary FROM memory_records")
         assert all("Mochi" not in r["summary"] for r in records)
+
+
+async def test_a_forget_during_extraction_or_consolidation_is_not_undone_by_the_commit(
+    memory: Memory,
+) -> None:
+    await exchange(memory, "my cat is called Mochi", msg_id=1)
+    [job_id] = await plan_due(memory.pipeline.ctx, NOW)
+    job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.id == job_id
+    forget = await said(memory, "forget my cat", msg_id=3)
+    request = recognize(forget.text)
+    assert request is not None
+    assert (await memory.control(request, forget)).outcome == "forgotten"  # mid-extraction
+    await memory.pipeline.run_job(job, NOW)
+    assert (await view(memory)).records == {}
+
+    note = await said(memory, "remember that my dog is called Kuro", msg_id=5)
+    note_request = recognize(note.text)
+    assert note_request is not None
+    await memory.control(note_request, note)
+    consolidation = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    assert consolidation is not None and consolidation.phase == "consolidate"
+    forget_dog = await said(memory, "forget my dog", msg_id=7)
+    dog_request = recognize(forget_dog.text)
+    assert dog_request is not None
+    assert (await memory.control(dog_request, forget_dog)).outcome == "forgotten"
+    await memory.pipeline.run_job(consolidation, NOW)  # mid-consolidation
+    state = await view(memory)
+    assert state.records == {} and "Kuro" not in state.scopes[SCOPE.key].index.text
+
+
+async def test_being_recalled_counts_as_use_and_pruning_queues_consolidation(
+    memory: Memory,
+) -> None:
+    await exchange(memory, "the wiki lives at wiki.example.org", msg_id=1)
+    await memory.pipeline.tick(now=NOW)
+    await exchange(memory, "the tracker lives at bugs.example.org", msg_id=3)
+    await memory.pipeline.tick(now=NOW)
+    [newer, older] = (await view(memory)).valid_records(SCOPE.key)
+    later = NOW + timedelta(days=20)
+    assert (await memory.recall(SCOPE, now=later)).mode == "index"
+    used = (await view(memory)).records[older.id].last_used_at
+    assert used == later  # both were in the index the request was given
+    await memory.store.pool.execute(
+        "UPDATE memory_records SET last_used_at = $2 WHERE id = $1", newer.id, NOW
+    )
+    await memory.pipeline.tick(now=NOW + timedelta(days=35))  # newer unused for 35 days
+    state = await view(memory)
+    assert list(state.records) == [older.id]
+    assert (await memory.recall(SCOPE, now=NOW + timedelta(days=35))).memory_ids == [older.id]
