@@ -107,5 +107,6 @@ class ReferenceAgent:
             request_id=source.request_id,
             kind="answer",
             key=f"req:{source.request_id}:answer:{round_no}",
+            max_tokens=self._settings.answer_max_tokens,
         )
         return await self._charger.complete(charge, messages, tools=turn.tools)

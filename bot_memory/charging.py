@@ -1,36 +1,48 @@
-"""Every model call goes through here: budgets checked first, usage and charges recorded after.
+"""Every model call goes through here: its worst case reserved and its attempt on the ledger
+before it is sent, its outcome and charge settled after (see ledger.py).
 
-Calls are attached to the request they serve (the answer's own, or the originating request of
-a background job), so a request's recorded total can grow after its visible answer completed.
+Calls are attached to the request they serve (the answer's own, or the originating request of a
+background job), so a request's recorded total can grow after its visible answer completed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import asyncpg
+import structlog
 from pydantic import BaseModel
 
+from bot_memory import ledger
+from bot_memory.database import is_connection_error
 from bot_memory.models.base import ChatModel, Completion, ModelError, Outcome, Usage
-from bot_memory.store import Store, UsageEntry
+from bot_memory.store import Store
+
+log = structlog.get_logger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
+Settle = Callable[[asyncpg.Connection, Any], Awaitable[None]]
 
 
 class BudgetExhausted(ModelError):
-    """No dollars left on the request or the workspace: the call was not made."""
+    """The worst case of the call does not fit what is left of a budget: it was not made."""
 
 
 @dataclass(frozen=True)
 class Charge:
-    """Whom a call is charged to and under which name."""
+    """Whom a call is charged to, under which name, and how long its answer may be."""
 
     workspace: str
     request_id: int | None
     kind: str  # answer | memory_extract | memory_consolidate
-    key: str  # idempotency key: a replayed call is recorded once
+    key: str  # idempotency key: an attempt is made once
+    max_tokens: int
     job_id: int | None = None
 
 
@@ -39,6 +51,7 @@ class Charger:
     store: Store
     model: ChatModel
     workspace_budget_usd: float
+    settle_retry_seconds: float = 10.0
 
     async def complete(
         self,
@@ -48,56 +61,113 @@ class Charger:
         tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
         async def call() -> tuple[Completion, Usage]:
-            completion = await self.model.complete(messages, tools=tools)
+            completion = await self.model.complete(
+                messages, tools=tools, max_tokens=charge.max_tokens
+            )
             return completion, completion.usage
 
-        return await self._charged(charge, call)
+        return await self._charged(charge, _size(messages, tools), call, None)
 
     async def complete_structured(
-        self, charge: Charge, messages: list[dict[str, Any]], output_model: type[M], name: str
+        self,
+        charge: Charge,
+        messages: list[dict[str, Any]],
+        output_model: type[M],
+        name: str,
+        *,
+        validate: Callable[[M], M] | None = None,
+        settle: Settle | None = None,
     ) -> M:
+        """A tool-free call whose answer must validate; `settle(conn, answer)` runs in the
+        transaction that records the charge (a job's checkpoint: paid and kept together)."""
+
         async def call() -> tuple[M, Usage]:
-            parsed, completion = await self.model.complete_structured(messages, output_model, name)
+            parsed, completion = await self.model.complete_structured(
+                messages, output_model, name, max_tokens=charge.max_tokens
+            )
+            if validate is not None:
+                try:
+                    parsed = validate(parsed)
+                except ValueError as exc:  # processed and billed, but not usable
+                    raise ModelError(
+                        f"invalid model output: {exc}", usage=completion.usage
+                    ) from exc
             return parsed, completion.usage
 
-        return await self._charged(charge, call)
+        return await self._charged(charge, _size(messages, None), call, settle)
 
-    async def _charged(self, charge: Charge, call: Callable[[], Awaitable[tuple[T, Usage]]]) -> T:
-        """Budget first; then the call, recorded whether it succeeded or not."""
-        await self.check_budget(charge)
+    async def _charged(
+        self,
+        charge: Charge,
+        request_bytes: int,
+        call: Callable[[], Awaitable[tuple[T, Usage]]],
+        settle: Settle | None,
+    ) -> T:
+        try:
+            attempt = await ledger.open_attempt(
+                self.store.pool,
+                workspace=charge.workspace,
+                request_id=charge.request_id,
+                job_id=charge.job_id,
+                kind=charge.kind,
+                key=charge.key,
+                provider=self.model.provider,
+                model=self.model.model,
+                worst_usd=self.model.worst_case_usd(request_bytes, charge.max_tokens),
+                workspace_budget_usd=self.workspace_budget_usd,
+            )
+        except ledger.BudgetRefused as exc:
+            raise BudgetExhausted(str(exc)) from exc
         try:
             result, usage = await call()
         except ModelError as exc:
-            await self._record(charge, exc.usage, exc.outcome, str(exc))
+            await self._close(attempt, exc.outcome, exc.usage, str(exc))
             raise
-        await self._record(charge, usage, None, None)
+        except BaseException as exc:
+            # Cancelled (deadline, shutdown) or broken mid-call: the request may have been
+            # processed. Recorded even while the cancellation goes on.
+            await asyncio.shield(self._close(attempt, "unknown", Usage(), repr(exc)[:300]))
+            raise
+        await self._close(attempt, "ok", usage, None, settle, result)
         return result
 
-    async def check_budget(self, charge: Charge) -> None:
-        request_left, workspace_left = await self.store.remaining_budget(
-            charge.workspace, charge.request_id, self.workspace_budget_usd
-        )
-        if request_left <= 0 or workspace_left <= 0:
-            raise BudgetExhausted(
-                f"budget exhausted (request ${request_left:.4f}, workspace ${workspace_left:.4f})"
-            )
-
-    async def _record(
-        self, charge: Charge, usage: Usage, failure: Outcome | None, detail: str | None
+    async def _close(
+        self,
+        attempt: ledger.Attempt,
+        outcome: Outcome | str,
+        usage: Usage,
+        detail: str | None,
+        settle: Settle | None = None,
+        result: Any = None,
     ) -> None:
-        await self.store.record_usage(
-            UsageEntry(
-                workspace=charge.workspace,
-                request_id=charge.request_id,
-                kind=charge.kind,
-                provider=self.model.provider,
-                model=self.model.model,
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
-                cost_usd=self.model.cost_usd(usage),
-                outcome=failure or "ok",
-                detail=detail,
-                job_id=charge.job_id,
-                idempotency_key=charge.key,
-            )
-        )
+        """Settle the attempt (and run `settle`) in one transaction; while the database is
+        away, keep trying for settle_retry_seconds so a paid answer is not bought again."""
+        deadline = time.monotonic() + self.settle_retry_seconds
+        pause = 0.2
+        while True:
+            try:
+                async with self.store.pool.acquire() as conn, conn.transaction():
+                    await ledger.close_attempt(
+                        conn,
+                        attempt,
+                        outcome,  # type: ignore[arg-type]
+                        prompt_tokens=usage.prompt_tokens,
+                        completion_tokens=usage.completion_tokens,
+                        cost_usd=self.model.cost_usd(usage),
+                        detail=detail,
+                    )
+                    if settle is not None:
+                        await settle(conn, result)
+                return
+            except Exception as exc:
+                if not is_connection_error(exc) or time.monotonic() > deadline:
+                    raise
+                log.warning("memory.settle_retry", error=repr(exc)[:200], ledger=attempt.ledger_id)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+
+def _size(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+    """Bytes of the request body that count as prompt: its worst case in tokens."""
+    body = json.dumps({"messages": messages, "tools": tools or []}, ensure_ascii=False)
+    return len(body.encode("utf-8"))

@@ -19,6 +19,25 @@ log = structlog.get_logger(__name__)
 MIGRATION_LOCK = 0x6D656D6F  # advisory lock key: one migrator at a time
 
 
+def is_connection_error(exc: BaseException) -> bool:
+    """PostgreSQL is away (restarting, unreachable, connection dropped), not a bad query."""
+    return (
+        isinstance(
+            exc,
+            OSError
+            | ConnectionError
+            | TimeoutError
+            | asyncpg.PostgresConnectionError
+            | asyncpg.InterfaceError
+            | asyncpg.CannotConnectNowError
+            | asyncpg.AdminShutdownError
+            | asyncpg.CrashShutdownError
+            | asyncpg.TooManyConnectionsError,
+        )
+        or "connection" in type(exc).__name__.lower()
+    )
+
+
 class DatabaseUnavailable(RuntimeError):
     """Raised at start when PostgreSQL cannot be reached or started; says which and why."""
 

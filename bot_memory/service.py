@@ -85,6 +85,14 @@ class Memory:
             cache=MembershipCache(ttl_seconds=settings.member_cache_seconds),
             can_read=can_read,
         )
+        if not model.price_known and settings.workspace_budget_usd > 0:
+            log.warning(
+                "memory.price_unknown",
+                model=model.model,
+                detail="no price is known for this model: calls are charged $0 and budgets"
+                " cannot stop spending; set BOT_MEMORY_LLM_INPUT_USD_PER_MTOK and"
+                " BOT_MEMORY_LLM_OUTPUT_USD_PER_MTOK",
+            )
         worker_store = Store(db.worker_pool, limits=limits)
         pipeline = Pipeline(PipelineContext(store=worker_store, model=model, settings=settings))
         tools = ToolExecutor(store, model, settings, access)

@@ -36,9 +36,17 @@ class MemorySettings(BaseSettings):
     llm_base_url: str | None = Field(default=None, validation_alias=_env("LLM_BASE_URL"))
     llm_api_key: str | None = Field(default=None, validation_alias=_env("LLM_API_KEY"))
     llm_model: str | None = Field(default=None, validation_alias=_env("LLM_MODEL"))
-    llm_timeout_seconds: float = 60.0
-    llm_input_usd_per_mtok: float = 0.0  # prices turn token usage into charges
-    llm_output_usd_per_mtok: float = 0.0
+    llm_timeout_seconds: float = 30.0  # one read of the response
+    # The whole call (connect, send, the complete response): shorter than the job lease, so a
+    # call that is still running was certainly not rescued by another worker.
+    llm_call_deadline_seconds: float = 60.0
+    # Prices turn token usage into charges; unset: the shipped table for known models.
+    llm_input_usd_per_mtok: float | None = None
+    llm_output_usd_per_mtok: float | None = None
+    # Worst case a call may produce (sent as max_tokens, reserved against budgets).
+    answer_max_tokens: int = 1024
+    extract_max_tokens: int = 1500
+    consolidate_max_tokens: int = 1500
 
     # --- background pipeline ------------------------------------------------------------------
     tick_interval_seconds: float = 60.0  # "checks once per minute"
@@ -52,6 +60,9 @@ class MemorySettings(BaseSettings):
     lease_seconds: float = 120.0  # two-minute job lease
     failure_backoff_seconds: float = 3600.0
     max_claims_per_input: int = 3
+    shutdown_grace_seconds: float = 30.0  # an in-flight call may finish and commit this long
+    settle_retry_seconds: float = 600.0  # a paid answer is kept while the database is away
+    ingress_buffer_max: int = 1000  # directed messages kept in memory while PostgreSQL is down
     existing_memory_in_batch: int = 8  # validated memories that may accompany a new batch
     # Requests a host explicitly keeps open stop holding their scope back after this long.
     open_request_abandon_seconds: float = 6 * 3600.0

@@ -45,9 +45,10 @@ class RecordingModel(OfflineModel):
         *,
         tools: list[dict[str, Any]] | None,
         output: StructuredOutput | None,
+        max_tokens: int | None,
     ) -> Completion:
         self.seen.append((output.name if output else "chat", messages))
-        return await super()._complete(messages, tools=tools, output=output)
+        return await super()._complete(messages, tools=tools, output=output, max_tokens=max_tokens)
 
     def last(self, purpose: str) -> list[dict[str, Any]]:
         return next(m for p, m in reversed(self.seen) if p == purpose)

@@ -119,7 +119,8 @@ async def test_bad_input_is_logged_not_fatal(env: Env) -> None:
     assert [r["n"] for r in rows] == [len(big)]
     assert len(json.dumps(env.llm.chat_requests()[-1])) < 20_000
 
-    # Invalid model JSON in the extraction: the job backs off; nothing stored is lost.
+    # An unreadable 200 for the extraction: the server processed (and billed) something we
+    # cannot read, so the outcome is unknown and the job stops; nothing stored is lost.
     env.llm.script({"role": "assistant", "content": "fine"}, b"{not json")
     sent = await env.say(2, chat_id=USER, user_id=USER, text="hello again")
     assert sent["text"] == "fine"
@@ -129,10 +130,9 @@ async def test_bad_input_is_logged_not_fatal(env: Env) -> None:
         return bool(rows) and rows[0]["last_error"] is not None
 
     await wait_until(job_failed)
-    [job] = await env.rows(
-        "SELECT phase, last_error, next_attempt_at > now() AS later FROM memory_jobs"
-    )
-    assert job["phase"] == "extract" and job["later"] and "unreadable" in job["last_error"]
+    [job] = await env.rows("SELECT phase, stop_kind, last_error FROM memory_jobs")
+    assert (job["phase"], job["stop_kind"]) == ("stopped", "unknown")
+    assert "unreadable" in job["last_error"]
 
     # A model server error on an answer: a clear reply, the request marked failed.
     env.llm.script(500)

@@ -118,7 +118,7 @@ async def test_tombstones_and_the_switch_are_checked_before_every_model_call(
     memory: Memory, llm: FakeOpenAI
 ) -> None:
     await exchange(memory, "my cat is called Mochi")
-    llm.script(500)  # the first attempt fails: the job waits in its backoff
+    llm.script(503)  # overloaded: not processed, the job waits in its backoff
     await memory.pipeline.tick()
     assert len(llm.requests_by_purpose("memory_extraction")) == 1
     # The source is forgotten while the job waits (directly, as a sweep or a forget would).
@@ -139,7 +139,7 @@ async def test_tombstones_and_the_switch_are_checked_before_every_model_call(
 
     # Memory turned off while a new job waits: nothing is sent either.
     await exchange(memory, "my dog is called Kuro")
-    llm.script(500)
+    llm.script(503)
     await memory.pipeline.tick()
     sent = len(llm.requests_by_purpose("memory_extraction"))
     await memory.store.pool.execute("UPDATE memory_scopes SET enabled = false")
@@ -152,7 +152,7 @@ async def test_forgetting_stops_a_waiting_job_and_holds_for_unextracted_messages
     memory: Memory, llm: FakeOpenAI
 ) -> None:
     said = await exchange(memory, "btw my cat is called Mochi", answer="Your cat is called Mochi")
-    llm.script(500)
+    llm.script(503)
     await memory.pipeline.tick()  # planned, failed once, waiting
     source = await memory.record(SCOPE, text="forget my cat", speaker_id=7)
     assert source is not None
@@ -199,9 +199,9 @@ async def _consolidation_claims(memory: Memory, llm: FakeOpenAI) -> None:
                 {"title": "Deploy", "summary": "Tuesday", "source_ids": ["m1"], "memory_ids": []}
             ),
         },
-        500,
-        500,
-        500,
+        503,
+        503,
+        503,
     )
     await memory.pipeline.tick()  # backoff 0: three claims of the same consolidation input
     phases = await memory.store.pool.fetch(

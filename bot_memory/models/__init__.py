@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot_memory.models.base import ChatModel, Completion, ModelError, StructuredOutput, Usage
+from bot_memory.models.prices import price_of
 from bot_memory.settings import MemorySettings
 
 __all__ = ["ChatModel", "Completion", "ModelError", "StructuredOutput", "Usage", "build_model"]
@@ -12,13 +13,23 @@ def build_model(settings: MemorySettings) -> ChatModel:
     if settings.llm_base_url:
         from bot_memory.models.openai_compat import OpenAICompatibleModel
 
+        model = settings.llm_model or "default"
+        listed = price_of(model)
+        known = listed is not None or settings.llm_input_usd_per_mtok is not None
+        input_price, output_price = listed or (0.0, 0.0)
+        if settings.llm_input_usd_per_mtok is not None:
+            input_price = settings.llm_input_usd_per_mtok
+        if settings.llm_output_usd_per_mtok is not None:
+            output_price = settings.llm_output_usd_per_mtok
         return OpenAICompatibleModel(
             base_url=settings.llm_base_url,
             api_key=settings.llm_api_key,
-            model=settings.llm_model or "default",
+            model=model,
             timeout_seconds=settings.llm_timeout_seconds,
-            input_usd_per_mtok=settings.llm_input_usd_per_mtok,
-            output_usd_per_mtok=settings.llm_output_usd_per_mtok,
+            deadline_seconds=settings.llm_call_deadline_seconds,
+            input_usd_per_mtok=input_price,
+            output_usd_per_mtok=output_price,
+            price_known=known,
         )
     from bot_memory.models.offline import OfflineModel
 

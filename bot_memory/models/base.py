@@ -48,9 +48,11 @@ class StructuredOutput(BaseModel):
 class ModelError(RuntimeError):
     """A model call that produced nothing usable.
 
-    outcome "error": the provider certainly did not act (refused, unreachable, invalid output).
-    outcome "unknown": the request may have been processed (timeout after sending): charges and
-    effects are unknown, so automatic replay must stop.
+    outcome "error": the provider certainly did not process it (unreachable, refused: 400, 401,
+    403, 404, 422, 429, or overloaded: 503, 529), or it answered and the answer was invalid.
+    outcome "unknown": it may have been processed and charged (a timeout or dropped connection
+    after sending, 500, 502, 504, 408, an unreadable 200, cancellation): automatic replay must
+    stop.
     """
 
     def __init__(self, message: str, *, outcome: Outcome = "error", usage: Usage | None = None):
@@ -62,6 +64,7 @@ class ModelError(RuntimeError):
 class ChatModel(ABC):
     provider: str
     model: str
+    price_known: bool = True  # False: charges are 0 because nobody said what this model costs
 
     def __init__(self, *, input_usd_per_mtok: float = 0.0, output_usd_per_mtok: float = 0.0):
         self._in_price = input_usd_per_mtok
@@ -73,20 +76,26 @@ class ChatModel(ABC):
         *,
         tools: list[dict[str, Any]] | None = None,
         output: StructuredOutput | None = None,
+        max_tokens: int | None = None,
     ) -> Completion:
         safe = redact_value(messages)
         assert isinstance(safe, list)
-        completion = await self._complete(safe, tools=tools, output=output)
+        completion = await self._complete(safe, tools=tools, output=output, max_tokens=max_tokens)
         if completion.content is not None:
             completion.content = redact(completion.content)
         return completion
 
     async def complete_structured(
-        self, messages: list[dict[str, Any]], output_model: type[M], name: str
+        self,
+        messages: list[dict[str, Any]],
+        output_model: type[M],
+        name: str,
+        *,
+        max_tokens: int | None = None,
     ) -> tuple[M, Completion]:
         """One tool-free call whose answer must validate against output_model."""
         schema = StructuredOutput(name=name, schema_=strict_schema(output_model))
-        completion = await self.complete(messages, output=schema)
+        completion = await self.complete(messages, output=schema, max_tokens=max_tokens)
         try:
             parsed = output_model.model_validate_json(completion.content or "")
         except ValidationError as exc:
@@ -100,6 +109,11 @@ class ChatModel(ABC):
             usage.prompt_tokens * self._in_price + usage.completion_tokens * self._out_price
         ) / 1_000_000
 
+    def worst_case_usd(self, request_bytes: int, max_tokens: int) -> float:
+        """The most a call can cost: no tokenizer makes more tokens than bytes, and the answer
+        is capped by max_tokens."""
+        return self.cost_usd(Usage(prompt_tokens=request_bytes, completion_tokens=max_tokens))
+
     @abstractmethod
     async def _complete(
         self,
@@ -107,6 +121,7 @@ class ChatModel(ABC):
         *,
         tools: list[dict[str, Any]] | None,
         output: StructuredOutput | None,
+        max_tokens: int | None,
     ) -> Completion: ...
 
     async def aclose(self) -> None:

@@ -41,6 +41,7 @@ class OfflineModel(ChatModel):
         *,
         tools: list[dict[str, Any]] | None,
         output: StructuredOutput | None,
+        max_tokens: int | None,
     ) -> Completion:
         if output is not None and output.name == EXTRACTION:
             content: str | None = json.dumps(self._extract(_document(messages)), ensure_ascii=False)

@@ -1,7 +1,8 @@
-"""Any OpenAI-compatible /chat/completions server, over httpx."""
+"""Any OpenAI-compatible /chat/completions server, over httpx (no automatic retries)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -16,6 +17,18 @@ from bot_memory.models.base import (
     Usage,
 )
 
+# Statuses that say the request was certainly not processed (so nothing was charged).
+NOT_PROCESSED = frozenset({400, 401, 403, 404, 409, 413, 415, 422, 429, 503, 529})
+
+
+def outcome_of_status(status: int) -> str:
+    """error: certainly not processed; unknown: it may have been (500, 502, 504, 408, ...)."""
+    if status in NOT_PROCESSED:
+        return "error"
+    if status in (408, 500, 502, 504) or status >= 500:
+        return "unknown"
+    return "error"
+
 
 class OpenAICompatibleModel(ChatModel):
     provider = "openai-compatible"
@@ -26,22 +39,27 @@ class OpenAICompatibleModel(ChatModel):
         base_url: str,
         api_key: str | None,
         model: str,
-        timeout_seconds: float = 60.0,
+        timeout_seconds: float = 30.0,
+        deadline_seconds: float = 60.0,
         input_usd_per_mtok: float = 0.0,
         output_usd_per_mtok: float = 0.0,
+        price_known: bool = True,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
             input_usd_per_mtok=input_usd_per_mtok, output_usd_per_mtok=output_usd_per_mtok
         )
         self.model = model
+        self.price_known = price_known
+        self.base_url = base_url.rstrip("/")
         self.provider = f"openai-compatible:{httpx.URL(base_url).host}"
+        self._deadline = deadline_seconds
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
+            base_url=self.base_url + "/",
             headers=headers,
             timeout=httpx.Timeout(timeout_seconds, connect=min(timeout_seconds, 10.0)),
-            transport=transport,
+            transport=transport or httpx.AsyncHTTPTransport(retries=0),
         )
 
     async def _complete(
@@ -50,31 +68,47 @@ class OpenAICompatibleModel(ChatModel):
         *,
         tools: list[dict[str, Any]] | None,
         output: StructuredOutput | None,
+        max_tokens: int | None,
     ) -> Completion:
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
         if output is not None:
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": output.name, "strict": True, "schema": output.schema_},
             }
+        where = f"model server at {self.base_url}"
         try:
-            response = await self._client.post("chat/completions", json=body)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise ModelError(f"model server unreachable: {exc!r}") from exc
+            async with asyncio.timeout(self._deadline):  # connect + send + the whole response
+                response = await self._client.post("chat/completions", json=body)
+                raw = response.content
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise ModelError(f"{where} unreachable: {exc!r}") from exc
+        except TimeoutError as exc:
+            raise ModelError(
+                f"{where}: no complete answer within {self._deadline:.0f} s", outcome="unknown"
+            ) from exc
         except httpx.TimeoutException as exc:
             # The request went out: the server may have run it and charged for it.
-            raise ModelError(f"model call timed out: {exc!r}", outcome="unknown") from exc
-        except httpx.HTTPError as exc:
-            raise ModelError(f"model call failed: {exc!r}", outcome="unknown") from exc
+            raise ModelError(f"{where} timed out: {exc!r}", outcome="unknown") from exc
+        except httpx.HTTPError as exc:  # a dropped connection, a broken response
+            raise ModelError(f"{where} failed: {exc!r}", outcome="unknown") from exc
         if response.status_code >= 400:
-            raise ModelError(f"model server answered {response.status_code}: {_err(response)}")
+            raise ModelError(
+                f"{where} answered {response.status_code}: {_err(response)}",
+                outcome=outcome_of_status(response.status_code),  # type: ignore[arg-type]
+            )
         try:
-            data = response.json()
+            data = json.loads(raw)
             choice = data["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ModelError(f"model server sent an unreadable response: {exc!r}") from exc
+            # It answered 200: it processed the request, we just cannot read what it said.
+            raise ModelError(
+                f"{where} sent an unreadable response: {exc!r}", outcome="unknown"
+            ) from exc
         usage = data.get("usage") or {}
         return Completion(
             content=choice.get("content"),

@@ -112,17 +112,24 @@ async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> No
             max_ids=ctx.settings.index_max_ids,
             max_bytes=ctx.settings.index_max_bytes,
         )
-        out = await ctx.charged_call(job, "memory_consolidate", messages, ConsolidationOutput)
-        out = validate_consolidation(
-            out,
-            candidates=set(pinned),
-            max_bytes=ctx.settings.index_max_bytes,
-            max_ids=ctx.settings.index_max_ids,
+
+        def valid(answer: ConsolidationOutput) -> ConsolidationOutput:
+            answer = validate_consolidation(
+                answer,
+                candidates=set(pinned),
+                max_bytes=ctx.settings.index_max_bytes,
+                max_ids=ctx.settings.index_max_ids,
+            )
+            return ConsolidationOutput(index=redact(answer.index), memory_ids=answer.memory_ids)
+
+        out = await ctx.charged_call(
+            job,
+            "memory_consolidate",
+            messages,
+            ConsolidationOutput,
+            validate=valid,
+            phase="consolidate",
         )
-        out = ConsolidationOutput(index=redact(out.index), memory_ids=out.memory_ids)
-        if not await jobs.save_checkpoint(ctx.pool, job, "consolidate", out.model_dump()):
-            log.warning("pipeline.lost_ownership", job=job.id, phase="consolidate")
-            return
     await _commit(ctx, job, out, now)
 
 

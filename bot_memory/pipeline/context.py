@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import asyncpg
+import structlog
 from pydantic import BaseModel
 
 from bot_memory.charging import Charge, Charger
 from bot_memory.models.base import ChatModel
+from bot_memory.pipeline import jobs
 from bot_memory.pipeline.jobs import Job
 from bot_memory.pipeline.prompts import CONSOLIDATION, EXTRACTION
 from bot_memory.settings import MemorySettings
 from bot_memory.store import Store
 
+log = structlog.get_logger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
 OUTPUT_NAMES = {"memory_extract": EXTRACTION, "memory_consolidate": CONSOLIDATION}
@@ -28,7 +32,12 @@ class PipelineContext:
     charger: Charger = field(init=False)
 
     def __post_init__(self) -> None:
-        self.charger = Charger(self.store, self.model, self.settings.workspace_budget_usd)
+        self.charger = Charger(
+            self.store,
+            self.model,
+            self.settings.workspace_budget_usd,
+            settle_retry_seconds=self.settings.settle_retry_seconds,
+        )
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -39,17 +48,38 @@ class PipelineContext:
         return job.provider == self.model.provider and job.model == self.model.model
 
     async def charged_call(
-        self, job: Job, kind: str, messages: list[dict[str, Any]], output_model: type[M]
+        self,
+        job: Job,
+        kind: str,
+        messages: list[dict[str, Any]],
+        output_model: type[M],
+        *,
+        validate: Callable[[M], M],
+        phase: str,
     ) -> M:
         """One tool-free structured call, charged to the job's originating request as `kind`
-        (memory_extract / memory_consolidate); each claim of a job is recorded once."""
+        (memory_extract / memory_consolidate), at most once per claim. Its validated answer is
+        checkpointed in the same transaction that records its charge: no crash can separate
+        "paid" from "kept"."""
+        max_tokens = (
+            self.settings.extract_max_tokens
+            if kind == "memory_extract"
+            else self.settings.consolidate_max_tokens
+        )
         charge = Charge(
             workspace=job.workspace,
             request_id=job.origin_request_id,
             kind=kind,
             key=f"job:{job.id}:{kind}:claim{job.claims}",
+            max_tokens=max_tokens,
             job_id=job.id,
         )
+
+        async def keep(conn: asyncpg.Connection, answer: M) -> None:
+            if not await jobs.save_checkpoint(conn, job, phase, answer.model_dump()):
+                log.warning("pipeline.lost_ownership", job=job.id, phase=phase)
+
+        job.attempted = True
         return await self.charger.complete_structured(
-            charge, messages, output_model, OUTPUT_NAMES[kind]
+            charge, messages, output_model, OUTPUT_NAMES[kind], validate=validate, settle=keep
         )

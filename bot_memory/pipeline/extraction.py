@@ -50,17 +50,21 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
                 for r in existing
             ],
         )
-        out = await ctx.charged_call(job, "memory_extract", messages, ExtractionOutput)
-        out = validate_extraction(
-            out,
-            allowed_sources={s.id for s in snap.sources},
-            allowed_memories={r.id for r in existing},
-            max_bytes=ctx.settings.summary_max_bytes,
+
+        def valid(answer: ExtractionOutput) -> ExtractionOutput:
+            answer = validate_extraction(
+                answer,
+                allowed_sources={s.id for s in snap.sources},
+                allowed_memories={r.id for r in existing},
+                max_bytes=ctx.settings.summary_max_bytes,
+            )
+            return answer.model_copy(
+                update={"title": redact(answer.title), "summary": redact(answer.summary)}
+            )
+
+        out = await ctx.charged_call(
+            job, "memory_extract", messages, ExtractionOutput, validate=valid, phase="extract"
         )
-        out = out.model_copy(update={"title": redact(out.title), "summary": redact(out.summary)})
-        if not await jobs.save_checkpoint(ctx.pool, job, "extract", out.model_dump()):
-            log.warning("pipeline.lost_ownership", job=job.id, phase="extract")
-            return
     await _commit(ctx, job, out, now)
 
 

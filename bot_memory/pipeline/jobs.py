@@ -82,6 +82,7 @@ class Job(BaseModel):
     claims: int
     checkpoint: dict[str, Any]
     last_error: str | None
+    attempted: bool = False  # this claim opened a billed attempt (in memory only)
 
     @classmethod
     def from_row(cls, row: asyncpg.Record) -> Job:
@@ -280,12 +281,14 @@ async def renew_lease(pool: asyncpg.Pool, job: Job, lease_seconds: float) -> boo
 async def save_checkpoint(
     conn: asyncpg.Pool | asyncpg.Connection, job: Job, phase: str, data: dict[str, Any]
 ) -> bool:
-    """Keep a validated model output so a restart resumes without calling the model again."""
+    """Keep a validated model output so a restart resumes without calling the model again.
+
+    The token alone decides: a lease that ran out while PostgreSQL was away, with nobody else
+    claiming the job, still lets the owner keep what it paid for."""
     job.checkpoint[phase] = data
     result: str = await conn.execute(
         "UPDATE memory_jobs SET checkpoint = checkpoint || jsonb_build_object($4::text, $5::jsonb),"
-        " updated_at = now() WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3"
-        " AND lease_until > now()",
+        " updated_at = now() WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3",
         job.workspace,
         job.id,
         job.token,
@@ -293,6 +296,19 @@ async def save_checkpoint(
         json.dumps(data, ensure_ascii=False),
     )
     return result.endswith(" 1")
+
+
+async def release(conn: asyncpg.Pool | asyncpg.Connection, job: Job) -> None:
+    """Give a claimed job back without having sent anything: its claim is refunded, so a
+    shutdown or a tick running out of time never spends one."""
+    await conn.execute(
+        "UPDATE memory_jobs SET ownership_token = NULL, lease_until = NULL,"
+        " claims = greatest(claims - 1, 0), updated_at = now()"
+        " WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3",
+        job.workspace,
+        job.id,
+        job.token,
+    )
 
 
 async def advance(conn: asyncpg.Connection, job: Job, phase: Phase) -> None:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from bot_memory import ledger
 from bot_memory.pipeline.consolidation import replan_stale
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.retention import drop_empty_scopes
@@ -77,3 +78,26 @@ async def drop_finished_jobs(ctx: PipelineContext, now: datetime) -> int:
     cutoff = now - timedelta(days=ctx.settings.finished_job_retention_days)
     result: str = await ctx.pool.execute("DELETE FROM memory_jobs WHERE finished_at < $1", cutoff)
     return int(result.split()[-1])
+
+
+async def close_stale_attempts(ctx: PipelineContext, now: datetime) -> int:
+    """Attempts of interactive answers (no job) still pending long after any call could have
+    ended: the process died mid-call. Unknown, charged at their worst case."""
+    cutoff = now - timedelta(seconds=4 * ctx.settings.llm_call_deadline_seconds)
+    rows = await ctx.pool.fetch(
+        "SELECT workspace_id, id, request_id, reserved_usd FROM usage_ledger"
+        " WHERE outcome = 'pending' AND job_id IS NULL AND created_at < $1 LIMIT 500",
+        cutoff,
+    )
+    for row in rows:
+        attempt = ledger.Attempt(
+            ledger_id=row["id"],
+            workspace=row["workspace_id"],
+            request_id=row["request_id"],
+            reserved=row["reserved_usd"],
+        )
+        async with ctx.pool.acquire() as conn:
+            await ledger.close_attempt(
+                conn, attempt, "unknown", detail="the answering process ended mid-call"
+            )
+    return len(rows)

@@ -1,19 +1,25 @@
 """The background worker: once per tick, plan due jobs, then run claimed jobs one at a time.
 
-It runs on its own task and its own connection pool, so ingress, deliveries and heartbeats
-never wait for it. A tick has a deadline; stopping the worker cancels the tick in flight,
-and whatever a job had checkpointed resumes on the next claim.
+It runs on its own task and its own connection pool, so ingress, deliveries and heartbeats never
+wait for it. The tick deadline is a budget, not a guillotine: a job is claimed only while its
+worst-case call time still fits, and what is left continues next tick. While a call runs, its
+job's lease is renewed (a heartbeat), so a slow call is never taken for a dead one. Stopping lets
+a call in flight finish and commit within a grace period; a job claimed but not yet sent is given
+back with its claim refunded, and only a call cut by the grace period is an unknown outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import structlog
 
+from bot_memory import ledger
 from bot_memory.charging import BudgetExhausted
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
@@ -23,7 +29,12 @@ from bot_memory.pipeline.discovery import plan_due
 from bot_memory.pipeline.extraction import run_extraction
 from bot_memory.pipeline.inputs import SourcesChanged
 from bot_memory.pipeline.jobs import Job, StopKind
-from bot_memory.pipeline.maintenance import close_abandoned, drop_finished_jobs, prune_due
+from bot_memory.pipeline.maintenance import (
+    close_abandoned,
+    close_stale_attempts,
+    drop_finished_jobs,
+    prune_due,
+)
 from bot_memory.retention import expire_due
 from bot_memory.workspace import WorkspaceGone
 
@@ -37,47 +48,89 @@ class TickReport:
     pruned: int = 0
     abandoned: int = 0
     expired: dict[str, int] = field(default_factory=dict)
+    left_over: bool = False  # the budget ran out with jobs still due
 
 
 class Pipeline:
     def __init__(self, ctx: PipelineContext) -> None:
         self.ctx = ctx
+        self.stopping = asyncio.Event()
 
-    async def tick(self, now: datetime | None = None) -> TickReport:
+    async def tick(
+        self, now: datetime | None = None, *, deadline: float | None = None
+    ) -> TickReport:
         """One pass: housekeeping that is due, planning for due scopes, then claimed jobs.
 
         Every query here reads only what is due (indexed), so a tick with nothing to do costs
-        the same with ten workspaces or ten thousand.
+        the same with ten workspaces or ten thousand. `deadline` (time.monotonic()) is the
+        budget: no job is claimed whose worst-case call would not fit before it.
         """
         report = TickReport()
         now = now or datetime.now(UTC)
+        model = self.ctx.model
         report.abandoned = await close_abandoned(self.ctx, now)
+        await close_stale_attempts(self.ctx, now)
         report.expired = (
-            await expire_due(
-                self.ctx.store, now, provider=self.ctx.model.provider, model=self.ctx.model.model
-            )
+            await expire_due(self.ctx.store, now, provider=model.provider, model=model.model)
         ).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
         report.planned += await plan_due(self.ctx, now)
-        while True:
+        worst_call = self.ctx.settings.llm_call_deadline_seconds
+        while not self.stopping.is_set():
+            if deadline is not None and deadline - time.monotonic() < worst_call:
+                report.left_over = True
+                log.info("pipeline.tick_budget_spent", reason="the rest continues next tick")
+                break
             job = await jobs.claim_next(
                 self.ctx.pool,
                 lease_seconds=self.ctx.settings.lease_seconds,
                 max_claims=self.ctx.settings.max_claims_per_input,
             )
             if job is None:
-                return report
+                break
             report.finished[job.id] = await self.run_job(job, now)
+        return report
 
     async def run_job(self, job: Job, now: datetime) -> str:
         """Run a claimed job; returns the phase it ends in."""
-        settings = self.ctx.settings
         log.info("pipeline.job_claimed", job=job.id, phase=job.phase, claims=job.claims)
-        if not self.ctx.config_matches(job):
-            await jobs.stop(self.ctx.pool, job, "model or provider configuration changed", "config")
-            log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
-            return job.phase
+        try:
+            async with self.ctx.pool.acquire() as conn:
+                cut_off = await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
+            if cut_off:
+                # A process died during this job's call: the provider may have answered and
+                # billed it. Only an operator re-arms it (bot-memory retry).
+                await jobs.stop(
+                    self.ctx.pool, job, "unknown provider outcome: the call was cut off", "unknown"
+                )
+                log.warning("pipeline.job_stopped", job=job.id, reason="call cut off earlier")
+                return job.phase
+            if not self.ctx.config_matches(job):
+                await jobs.stop(
+                    self.ctx.pool, job, "model or provider configuration changed", "config"
+                )
+                log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
+                return job.phase
+            async with self._heartbeat(job):
+                await self._run(job, now)
+        except asyncio.CancelledError:
+            if not job.attempted:  # nothing was sent: give it back, the claim unspent
+                await asyncio.shield(jobs.release(self.ctx.pool, job))
+            else:  # cut mid-call by the grace period: the charger recorded it unknown
+                await asyncio.shield(
+                    jobs.stop(
+                        self.ctx.pool, job, "unknown provider outcome: stopped mid-call", "unknown"
+                    )
+                )
+            raise
+        except WorkspaceGone:
+            log.info("pipeline.job_dropped", job=job.id, reason="workspace purged")
+            return "stopped"
+        return job.phase
+
+    async def _run(self, job: Job, now: datetime) -> None:
+        settings = self.ctx.settings
         try:
             if job.phase == "extract":
                 await run_extraction(self.ctx, job, now)
@@ -97,10 +150,25 @@ class Pipeline:
             else:
                 await jobs.stop(self.ctx.pool, job, reason, kind)
                 log.warning("pipeline.job_stopped", job=job.id, reason=reason)
-        except WorkspaceGone:
-            log.info("pipeline.job_dropped", job=job.id, reason="workspace purged")
-            return "stopped"
-        return job.phase
+
+    @contextlib.asynccontextmanager
+    async def _heartbeat(self, job: Job) -> AsyncIterator[None]:
+        """Renew the job's lease while it runs, so a slow call is not rescued by another worker."""
+        lease = self.ctx.settings.lease_seconds
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(lease / 3)
+                with contextlib.suppress(Exception):  # a missed beat: the next one tries again
+                    await jobs.renew_lease(self.ctx.pool, job, lease)
+
+        task = asyncio.create_task(beat(), name=f"bot-memory-lease-{job.id}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 def _verdict(exc: Exception) -> tuple[bool, str, StopKind]:
@@ -119,7 +187,8 @@ def _verdict(exc: Exception) -> tuple[bool, str, StopKind]:
 
 
 class Worker:
-    """Started and stopped by the host's dispatcher; one task, one tick at a time."""
+    """Started and stopped by the host's dispatcher (or `bot-memory worker`); one task, one
+    tick at a time."""
 
     def __init__(self, pipeline: Pipeline) -> None:
         self.pipeline = pipeline
@@ -134,27 +203,42 @@ class Worker:
         if self.running:
             return
         self._stopping = asyncio.Event()
+        self.pipeline.stopping = self._stopping
         self._task = asyncio.create_task(self._loop(), name="bot-memory-worker")
 
-    async def stop(self) -> None:
+    async def stop(self, grace_seconds: float | None = None) -> None:
+        """Finish what is in flight (up to the grace period), then stop."""
         if self._task is None:
             return
+        grace = self.pipeline.ctx.settings.shutdown_grace_seconds
         self._stopping.set()
-        self._task.cancel()
+        done, _ = await asyncio.wait(
+            {self._task}, timeout=grace if grace_seconds is None else grace_seconds
+        )
+        if not done:
+            log.warning("pipeline.shutdown_cut", reason="grace period over with a call in flight")
+            self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._task = None
+        self.pipeline.stopping = asyncio.Event()  # direct ticks work again
+
+    async def run_until_stopped(self) -> None:
+        self.start()
+        assert self._task is not None
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
     async def _loop(self) -> None:
         settings = self.pipeline.ctx.settings
         while not self._stopping.is_set():
+            deadline = time.monotonic() + settings.tick_deadline_seconds
             try:
-                await asyncio.wait_for(self.pipeline.tick(), settings.tick_deadline_seconds)
-            except TimeoutError:
-                log.warning("pipeline.tick_deadline", seconds=settings.tick_deadline_seconds)
+                await self.pipeline.tick(deadline=deadline)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a bad tick is logged; the loop goes on
-                log.exception("pipeline.tick_failed")
+            except Exception as exc:  # a bad tick (the database away, ...) is logged; on we go
+                log.warning("pipeline.tick_failed", error=repr(exc)[:300])
+                log.debug("pipeline.tick_failed_detail", exc_info=True)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), settings.tick_interval_seconds)
