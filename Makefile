@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test soak bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The fault suite many times over (a few minutes): SOAK_RUNS=30 make soak for longer.
+soak: $(STAMP)
+	for i in $$(seq 1 $${SOAK_RUNS:-8}); do \
+		echo "soak run $$i"; \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_faults.py || exit 1; \
+	done
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

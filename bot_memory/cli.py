@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import logging
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -67,6 +68,28 @@ async def verify_forgotten(args: argparse.Namespace, db: Database) -> int:
     return 1 if unexpected else 0
 
 
+async def run_worker() -> int:
+    """The pipeline without Telegram: N bot processes and M workers can share one database
+    (claims use SKIP LOCKED, so no job runs twice). SIGTERM / SIGINT stop it gracefully."""
+    from bot_memory.service import Memory
+
+    try:
+        memory = await Memory.open(MemorySettings())
+    except DatabaseUnavailable as exc:
+        print(f"bot-memory: {exc}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    memory.worker.start()
+    try:
+        await stop.wait()
+    finally:
+        await memory.close()  # lets a call in flight finish within the grace period
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--log-level", default=None, help="debug, info, warning")
@@ -76,6 +99,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("run", parents=[common], help="the reference bot with long polling (BOT_TOKEN)")
     sub.add_parser("demo", parents=[common], help="the whole loop offline, step by step")
+    sub.add_parser("worker", parents=[common], help="run the background pipeline only")
     verify = sub.add_parser(
         "verify-forgotten",
         parents=[common],
@@ -125,5 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         from bot_memory_aiogram.demo import main as demo_main
 
         return demo_main()
+    if args.command == "worker":
+        configure_logging(args.log_level or "info")
+        return asyncio.run(run_worker())
     configure_logging(args.log_level or "warning")
     return asyncio.run(_with_database(args.handler, args))

@@ -8,7 +8,9 @@ Ingress records through it, the worker runs under it, recall and tools are reach
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -20,7 +22,7 @@ from bot_memory import control, retention, tenancy
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester
 from bot_memory.agent import ReferenceAgent
 from bot_memory.control import ControlResult
-from bot_memory.database import Database
+from bot_memory.database import Database, is_connection_error
 from bot_memory.intents import MemoryRequest
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline.context import PipelineContext
@@ -41,6 +43,24 @@ log = structlog.get_logger(__name__)
 USE_MARK_INTERVAL = 3600.0  # being recalled counts as use; written at most hourly per scope
 
 
+class MemoryUnavailable(RuntimeError):
+    """PostgreSQL cannot be reached right now. The directed message is kept in a bounded
+    in-process buffer and recorded once the database is back (see Memory.record)."""
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A directed message recorded while the database was away."""
+
+    scope: Scope
+    text: str
+    speaker_id: int
+    thread_id: int
+    telegram_message_id: int | None
+    language: str | None
+    sent_at: datetime
+
+
 @dataclass
 class Memory:
     settings: MemorySettings
@@ -53,6 +73,8 @@ class Memory:
     agent: ReferenceAgent
     access: Access
     _marked: dict[str, float] = field(default_factory=dict)
+    _held: deque[_Held] = field(default_factory=deque)
+    _drainer: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -116,6 +138,8 @@ class Memory:
         )
 
     async def close(self) -> None:
+        if self._drainer is not None:
+            self._drainer.cancel()
         await self.worker.stop()
         await self.model.aclose()
         await self.db.close()
@@ -324,21 +348,79 @@ class Memory:
     ) -> SourceMessage | None:
         """Record a directed message and open its interactive request (one statement).
 
-        None when this Telegram message was recorded before (a redelivered update).
+        None when this Telegram message was recorded before (a redelivered update). While
+        PostgreSQL is away the message is held in memory (up to BOT_MEMORY_INGRESS_BUFFER_MAX,
+        then skipped and logged), recorded once the database is back, and MemoryUnavailable is
+        raised so the caller can answer without memory.
         """
-        sent_at = sent_at or datetime.now(UTC)
+        held = _Held(
+            scope,
+            text,
+            speaker_id,
+            thread_id,
+            telegram_message_id,
+            language,
+            sent_at or datetime.now(UTC),
+        )
+        try:
+            return await self._record(held)
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
+            self._hold(held, exc)
+            raise MemoryUnavailable(str(exc)) from exc
+
+    async def _record(self, held: _Held) -> SourceMessage | None:
         days = self.settings.message_retention_days
         return await self.store.record_directed(
-            scope,
-            thread_id=thread_id,
-            telegram_message_id=telegram_message_id,
-            speaker_id=speaker_id,
-            text=text,
-            language=language,
+            held.scope,
+            thread_id=held.thread_id,
+            telegram_message_id=held.telegram_message_id,
+            speaker_id=held.speaker_id,
+            text=held.text,
+            language=held.language,
             budget_usd=self.settings.request_budget_usd,
-            sent_at=sent_at,
-            retain_until=sent_at + timedelta(days=days) if days is not None else None,
+            sent_at=held.sent_at,
+            retain_until=held.sent_at + timedelta(days=days) if days is not None else None,
         )
+
+    def _hold(self, held: _Held, exc: BaseException) -> None:
+        if len(self._held) >= self.settings.ingress_buffer_max:
+            log.warning(
+                "memory.ingress_skipped",
+                reason="database unavailable and the buffer is full",
+                chat_id=held.scope.chat_id,
+                message_id=held.telegram_message_id,
+            )
+            return
+        self._held.append(held)
+        log.warning("memory.ingress_held", held=len(self._held), error=repr(exc)[:200])
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.create_task(self._drain(), name="bot-memory-ingress-drain")
+
+    async def _drain(self) -> None:
+        """Record what was held while the database was away, oldest first, once it is back.
+        Those requests were answered without memory, so they are closed as unanswered."""
+        pause = 0.5
+        while self._held:
+            held = self._held[0]
+            try:
+                source = await self._record(held)
+                if source is not None:
+                    await self.finish(
+                        source, status="unanswered", error="recorded after a database outage"
+                    )
+            except Exception as exc:
+                if not is_connection_error(exc):
+                    log.warning("memory.ingress_dropped", error=repr(exc)[:200])
+                    self._held.popleft()
+                    continue
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+                continue
+            self._held.popleft()
+            pause = 0.5
+        log.info("memory.ingress_recovered")
 
     async def record_edit(
         self, chat_id: int, telegram_message_id: int, text: str, *, bot_id: int

@@ -264,7 +264,9 @@ class FakeOpenAI(LoopbackServer):
 
         * ``dict``: the assistant message to answer with;
         * ``str``: assistant content (except the literal ``"hang"``: never answer --
-          sleep :data:`HANG_SECONDS`, cut short only by :meth:`stop` or disconnect);
+          sleep :data:`HANG_SECONDS`, cut short only by :meth:`stop` or disconnect;
+          ``"drop"``: close the connection after reading the request; ``"delay:S"``: answer
+          as the responder would, after S seconds);
         * ``int``: an HTTP status, answered with an OpenAI-style error body;
         * ``bytes``: a raw 200 body sent as-is (e.g. invalid JSON).
         """
@@ -338,6 +340,13 @@ class FakeOpenAI(LoopbackServer):
             except TimeoutError:
                 pass
             return self._error(503, "fake server stopped while hanging")
+        if item == "drop":  # the request arrived; the connection dies before any answer
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response(status=200)
+        if isinstance(item, str) and item.startswith("delay:"):
+            await asyncio.sleep(float(item.split(":", 1)[1]))
+            item = None
         if isinstance(item, bytes):
             return web.Response(body=item, status=200, content_type="application/json")
         if isinstance(item, int):

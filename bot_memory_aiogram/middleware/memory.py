@@ -13,8 +13,9 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import Chat, Message, TelegramObject, Update, User
 
 from bot_memory.access import Gate, LookupFailed, MemberStatus
+from bot_memory.database import is_connection_error
 from bot_memory.scopes import Scope, resolve_scope
-from bot_memory.service import Memory
+from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
 
 log = structlog.get_logger(__name__)
@@ -25,6 +26,7 @@ TURN_KEY = "memory_turn"
 GATE_KEY = "memory_gate"
 DIRECTED_KEY = "memory_directed"
 RECORDED_KEY = "memory_recorded"
+UNAVAILABLE_KEY = "memory_unavailable"  # directed, but PostgreSQL is away: held for later
 
 # resolver(chat, user) -> workspace name, or None when memory does not apply to that chat.
 WorkspaceResolver = Callable[[Chat, User | None], str | Awaitable[str | None] | None]
@@ -82,6 +84,7 @@ class MemoryMiddleware(BaseMiddleware):
     ) -> Any:
         data[DIRECTED_KEY] = False
         data[RECORDED_KEY] = False
+        data[UNAVAILABLE_KEY] = False
         message = event.message if isinstance(event, Update) else None
         if message is not None:
             try:
@@ -112,16 +115,24 @@ class MemoryMiddleware(BaseMiddleware):
                 content_type=message.content_type,
             )
             return
-        await self._know_chat(bot, message.chat, scope.workspace)
-        source = await self._memory.record(
-            scope,
-            text=text,
-            speaker_id=requester.user_id,
-            thread_id=thread or 0,
-            telegram_message_id=message.message_id,
-            language=user.language_code if user else None,
-            sent_at=message.date,
-        )
+        try:
+            await self._know_chat(bot, message.chat, scope.workspace)
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise  # the record below holds the message while the database is away
+        try:
+            source = await self._memory.record(
+                scope,
+                text=text,
+                speaker_id=requester.user_id,
+                thread_id=thread or 0,
+                telegram_message_id=message.message_id,
+                language=user.language_code if user else None,
+                sent_at=message.date,
+            )
+        except MemoryUnavailable:
+            data[UNAVAILABLE_KEY] = True  # the host's handlers still run, without memory
+            return
         if source is None:
             return  # a redelivered update: recorded the first time
         gate = Gate(self._memory.access, scope, requester, member_lookup(bot))

@@ -5,12 +5,17 @@ from aiogram import Router
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware
 from bot_memory_aiogram.routers.agent import agent_router
 from bot_memory_aiogram.routers.chat_events import chat_events_router
+from bot_memory_aiogram.routers.outage import outage_router
 from bot_memory_aiogram.routers.requests import requests_router
 
 
 def get_routers(middleware: MemoryMiddleware, *, reference_agent: bool = False) -> list[Router]:
     """Fresh routers (a router can be attached to one parent only)."""
-    routers = [chat_events_router(middleware), requests_router()]
+    routers = [
+        chat_events_router(middleware),
+        outage_router(reference_agent=reference_agent),
+        requests_router(),
+    ]
     if reference_agent:
         routers.append(agent_router())
     return routers

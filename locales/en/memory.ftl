@@ -16,3 +16,4 @@ memory-model-unavailable = Sorry, I can't answer right now: the language model i
 memory-cascade-not-allowed = Forgetting that would also remove memories that include what others said. Only a group admin can do that here.
 memory-not-member = Only current members of this group can use its memory.
 memory-unavailable = Memory is unavailable in this chat.
+memory-db-unavailable = Sorry, I can't reach my memory right now. I'll keep your message and catch up in a minute; please ask again then.
