@@ -224,15 +224,9 @@ async def bench_expiry(memory: Memory) -> dict[str, float]:
     raw = await timed(
         EXPIRIES, lambda _: pool.execute("UPDATE bench_small SET n = n + 1 WHERE id = 1")
     )
-    model = memory.model
 
     async def one_pass(i: int) -> None:
-        report = await expire_due(
-            memory.store,
-            start + timedelta(seconds=i, milliseconds=500),
-            provider=model.provider,
-            model=model.model,
-        )
+        report = await expire_due(memory.store, start + timedelta(seconds=i, milliseconds=500))
         assert report.messages == 1 and report.records == 1
 
     ours = await timed(EXPIRIES, one_pass)

@@ -18,7 +18,6 @@ import structlog
 
 from bot_memory.access import Membership
 from bot_memory.intents import MemoryRequest, recognize
-from bot_memory.pipeline.consolidation import plan_consolidation
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.redaction import redact
@@ -30,7 +29,6 @@ from bot_memory.state import (
     SourceRef,
     content_hash,
     forget_closure,
-    new_memory_id,
 )
 from bot_memory.store import SourceMessage, Store
 from bot_memory.workspace import WorkspaceTx
@@ -138,7 +136,7 @@ async def apply(
     scope = source.scope
     if not who.member:
         return ControlResult(request.action, "not_member")
-    async with store.locked(scope.workspace) as tx:
+    async with store.locked(scope.workspace, scope_key=scope.key) as tx:
         state = await tx.scope(scope)
         if state.suspended:
             return ControlResult(request.action, "unavailable")
@@ -174,42 +172,24 @@ async def _remember(
     model: str,
     now: datetime,
 ) -> ControlResult:
-    # One note per message: a repeated remember of the same message returns the first note.
-    built_on = await tx.conn.fetch(
-        "SELECT record_id FROM record_sources WHERE workspace_id = $1 AND message_id = $2"
-        " AND NOT inherited",
-        tx.workspace,
-        source.message_id,
-    )
-    if built_on:
-        notes = [
-            r for r in await tx.records(x["record_id"] for x in built_on) if r.origin == "note"
-        ]
-        if notes:
-            return ControlResult("remember", "remembered", [notes[0].id])
-    retain = await tx.conn.fetchval(
-        "SELECT retain_until FROM messages WHERE workspace_id = $1 AND id = $2",
-        tx.workspace,
-        source.message_id,
-    )
-    record = _note(source, request, title, now, retain)
+    # One note per message (its ID says which): remembering it again changes nothing.
+    record = _note(source, request, title, now)
     await tx.add_record(record, now)
-    await _consolidate_later(tx, state.scope, source, provider, model, "note")
     return ControlResult("remember", "remembered", [record.id])
 
 
+def note_id(message_id: int) -> str:
+    return f"mem_n{message_id}"
+
+
 def _note(
-    source: SourceMessage,
-    request: MemoryRequest,
-    title: str | None,
-    now: datetime,
-    retain_until: datetime | None,
+    source: SourceMessage, request: MemoryRequest, title: str | None, now: datetime
 ) -> MemoryRecord:
     """Remember saves the user's actual message, redacted; never a model-invented preference."""
     text = redact(source.text)
     heading = " ".join((title or request.subject or text).split())[:NOTE_TITLE_CHARS]
     return MemoryRecord(
-        id=new_memory_id(),
+        id=note_id(source.message_id),
         scope_key=source.scope.key,
         origin="note",
         title=redact(heading),
@@ -227,7 +207,6 @@ def _note(
         cited=[source.source_id],
         created_at=now,
         last_used_at=now,
-        available_until=retain_until,
     )
 
 
@@ -285,8 +264,6 @@ async def _forget(
     await tx.add_tombstones(scope.key, doomed)
     await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")
     await scrub_references(tx, doomed)
-    if await tx.valid_records(scope.key, limit=1):
-        await _consolidate_later(tx, scope, source, provider, model, "forget")
     await rearm(tx.conn, scope.workspace, scope.key, now)
     return ControlResult("forget", "forgotten", [r.id for r in reached])
 
@@ -336,19 +313,4 @@ async def _forget_answers_in_flight(tx: WorkspaceTx, scope: Scope, source: Sourc
         tx.workspace,
         scope.key,
         source.request_id,
-    )
-
-
-async def _consolidate_later(
-    tx: WorkspaceTx, scope: Scope, source: SourceMessage, provider: str, model: str, reason: str
-) -> None:
-    """Notes and forgetting trigger consolidation on their own, without an extraction."""
-    await plan_consolidation(
-        tx,
-        scope_key=scope.key,
-        scope_kind=scope.kind,
-        origin_request_id=source.request_id,
-        provider=provider,
-        model=model,
-        reason=reason,
     )

@@ -20,7 +20,6 @@ from datetime import datetime
 import asyncpg
 import structlog
 
-from bot_memory.pipeline.consolidation import replan_stale
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.state import content_hash, source_id
 from bot_memory.store import Store
@@ -65,8 +64,6 @@ async def apply_edit(
     chat_id: int,
     telegram_message_id: int,
     text: str,
-    provider: str,
-    model: str,
 ) -> list[str]:
     """A recorded message's text or caption changed: keep the new text, make every record
     built on the old one unavailable. Returns the source IDs whose content changed."""
@@ -90,11 +87,10 @@ async def apply_edit(
                 if row is None:
                     continue
                 dependents = await tx.dependents([row["id"]])
-                scopes = await tx.invalidate(dependents, "source edited")
+                await tx.invalidate(dependents, "source edited")  # their indexes go pending
                 state = await tx.scope_by_key(row["scope_key"])
                 if state is not None:
                     await stop_jobs_touching(tx.conn, state.scope, [row["id"]], "source edited")
-                await replan_stale(tx, scopes, provider=provider, model=model, reason="edited")
                 changed.append(source_id(row["id"]))
                 log.info(
                     "memory.source_edited",
@@ -124,9 +120,7 @@ async def _closure(tx: WorkspaceTx, message_ids: set[int]) -> set[int]:
     return reached
 
 
-async def erase(
-    tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str, provider: str, model: str
-) -> SweepReport:
+async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> SweepReport:
     """Inside the locked workspace: erase these messages and everything derived from them."""
     report = SweepReport()
     start = set(message_ids)
@@ -167,7 +161,6 @@ async def erase(
         if state is not None:
             report.checkpoints += await stop_jobs_touching(tx.conn, state.scope, doomed, reason)
     await scrub_references(tx, doomed)
-    await replan_stale(tx, report.scopes, provider=provider, model=model, reason=reason)
     await drop_empty_scopes(tx, report.scopes)
     return report
 
@@ -247,8 +240,6 @@ async def remove_messages(
     chat_id: int,
     telegram_message_ids: list[int],
     bot_id: int | None,
-    provider: str,
-    model: str,
     reason: str = "removed",
 ) -> SweepReport:
     """A host learned that these Telegram messages were deleted: erase them now."""
@@ -258,7 +249,7 @@ async def remove_messages(
     ).items():
         try:
             async with store.locked(workspace) as tx:
-                report.add(await erase(tx, ids, reason=reason, provider=provider, model=model))
+                report.add(await erase(tx, ids, reason=reason))
         except WorkspaceGone:
             continue
     log.info("memory.messages_removed", chat_id=chat_id, **report.as_dict())
@@ -273,8 +264,6 @@ async def set_retention(
     until: datetime,
     bot_id: int | None,
     now: datetime,
-    provider: str,
-    model: str,
 ) -> SweepReport:
     """Shorten (never extend) how long these messages, and everything derived from them, are
     kept. A boundary already past erases at once."""
@@ -285,9 +274,7 @@ async def set_retention(
         try:
             async with store.locked(workspace) as tx:
                 if until <= now:
-                    report.add(
-                        await erase(tx, ids, reason="expired", provider=provider, model=model)
-                    )
+                    report.add(await erase(tx, ids, reason="expired"))
                     continue
                 await shorten(tx, set(ids), until)
         except WorkspaceGone:
@@ -320,7 +307,7 @@ async def shorten(tx: WorkspaceTx, message_ids: set[int], until: datetime) -> No
             tx.save(state)  # the recall row carries each record's boundary
 
 
-async def expire_due(store: Store, now: datetime, *, provider: str, model: str) -> SweepReport:
+async def expire_due(store: Store, now: datetime) -> SweepReport:
     """The worker's expiry pass: every message whose boundary has passed is erased, with all
     that was derived from it. Reads only what is due (an index on the boundary)."""
     report = SweepReport()
@@ -332,9 +319,7 @@ async def expire_due(store: Store, now: datetime, *, provider: str, model: str) 
     for row in rows:
         try:
             async with store.locked(row["workspace_id"]) as tx:
-                report.add(
-                    await erase(tx, row["ids"], reason="expired", provider=provider, model=model)
-                )
+                report.add(await erase(tx, row["ids"], reason="expired"))
         except WorkspaceGone:
             continue
     if rows:
@@ -349,8 +334,6 @@ async def privacy_sweep(
     user_id: int | None = None,
     chat_id: int | None = None,
     bot_id: int | None = None,
-    provider: str,
-    model: str,
 ) -> SweepReport:
     """Erase by source IDs, by user (their messages and the answers to them) or by chat, and
     everything derived from them, transitively, in every workspace they appear in."""
@@ -381,9 +364,7 @@ async def privacy_sweep(
     for row in rows:
         try:
             async with store.locked(row["workspace_id"]) as tx:
-                report.add(
-                    await erase(tx, row["ids"], reason="swept", provider=provider, model=model)
-                )
+                report.add(await erase(tx, row["ids"], reason="swept"))
         except WorkspaceGone:
             continue
     log.info("memory.privacy_sweep", **report.as_dict())

@@ -286,8 +286,6 @@ class Memory:
             chat_id=chat_id,
             telegram_message_ids=message_ids,
             bot_id=bot_id,
-            provider=self.model.provider,
-            model=self.model.model,
         )
 
     async def set_retention(
@@ -308,8 +306,6 @@ class Memory:
             until=until,
             bot_id=bot_id,
             now=now or datetime.now(UTC),
-            provider=self.model.provider,
-            model=self.model.model,
         )
 
     async def privacy_sweep(
@@ -328,8 +324,6 @@ class Memory:
             user_id=user_id,
             chat_id=chat_id,
             bot_id=bot_id,
-            provider=self.model.provider,
-            model=self.model.model,
         )
         return report.as_dict()
 
@@ -433,8 +427,6 @@ class Memory:
             chat_id=chat_id,
             telegram_message_id=telegram_message_id,
             text=text,
-            provider=self.model.provider,
-            model=self.model.model,
         )
 
     # --- requests ---------------------------------------------------------------------------

@@ -202,6 +202,7 @@ class RecallEntry(_Strict):
     speaker_ids: list[int]
     thread_ids: list[int] = Field(default_factory=list)
     until: datetime | None = None  # the record is unavailable from this moment
+    created_at: datetime | None = None
 
 
 class RecallRow(_Strict):
@@ -219,6 +220,18 @@ class RecallRow(_Strict):
         return available_until(e.until for e in self.index_entries)
 
 
+def recall_entry(r: MemoryRecord, summary_chars: int = 240) -> RecallEntry:
+    return RecallEntry(
+        id=r.id,
+        title=r.title,
+        summary=r.summary[:summary_chars],
+        speaker_ids=r.speaker_ids,
+        thread_ids=r.thread_ids,
+        until=r.available_until,
+        created_at=r.created_at,
+    )
+
+
 def build_recall_row(
     state: ScopeState,
     newest: list[MemoryRecord],
@@ -231,14 +244,7 @@ def build_recall_row(
     `indexed`: the valid records the index names."""
 
     def entry(r: MemoryRecord) -> RecallEntry:
-        return RecallEntry(
-            id=r.id,
-            title=r.title,
-            summary=r.summary[:summary_chars],
-            speaker_ids=r.speaker_ids,
-            thread_ids=r.thread_ids,
-            until=r.available_until,
-        )
+        return recall_entry(r, summary_chars)
 
     return RecallRow(
         enabled=state.enabled,

@@ -90,16 +90,49 @@ class ChatInfo:
     auto_delete_known: bool
 
 
+_RECORD = """
+    WITH m AS (
+        INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
+            telegram_message_id, speaker_id, role, text, content_hash, language, sent_at,
+            retain_until)
+        SELECT $1, $2, $3, $4, $5, $6, $7, 'user', $8, $9, $10, $11,
+            least($12::timestamptz, $11::timestamptz + make_interval(secs => (
+                SELECT auto_delete_seconds FROM chats
+                WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0)))
+        ON CONFLICT (workspace_id, bot_id, chat_id, telegram_message_id)
+            WHERE telegram_message_id IS NOT NULL DO NOTHING
+        RETURNING id
+    )
+    INSERT INTO requests (workspace_id, scope_key, scope, user_message_id, status, budget_usd,
+        speaker_id)
+    SELECT $1, $2, $13::jsonb, m.id, 'queued', $14, $7 FROM m
+    RETURNING id, user_message_id
+"""
+
+
 class Store:
     def __init__(self, pool: asyncpg.Pool, *, limits: Limits | None = None) -> None:
         self.pool = pool
         self.limits = limits or Limits()
+        self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
+
+    async def _ensure_workspace(self, workspace: str) -> None:
+        """Ingress creates workspaces (nothing else does): once per workspace and process."""
+        await self.pool.execute(
+            "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", workspace
+        )
+        self._known_workspaces.add(workspace)
 
     # --- the workspace lock -------------------------------------------------------------------
 
     @asynccontextmanager
-    async def locked(self, workspace: str, *, create: bool = False) -> AsyncIterator[WorkspaceTx]:
-        async with locked_workspace(self.pool, workspace, limits=self.limits, create=create) as tx:
+    async def locked(
+        self, workspace: str, *, create: bool = False, scope_key: str | None = None
+    ) -> AsyncIterator[WorkspaceTx]:
+        """The workspace, locked; `scope_key` loads that scope's state in the same trip."""
+        async with locked_workspace(
+            self.pool, workspace, limits=self.limits, create=create, scope_key=scope_key
+        ) as tx:
             yield tx
 
     async def view(self, workspace: str) -> WorkspaceView:
@@ -164,32 +197,13 @@ class Store:
         sent_at: datetime,
         retain_until: datetime | None,
     ) -> SourceMessage | None:
-        """One statement: the workspace (if new), the message and the queued request it opens.
+        """One statement: the message and the queued request it opens (and, the first time, the
+        workspace).
 
         The message's retention boundary is the earliest of `retain_until` and the chat's
         auto-delete timer. None when this Telegram message was recorded already (a retry).
         """
-        row = await self.pool.fetchrow(
-            """
-            WITH w AS (
-                INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING
-            ), m AS (
-                INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
-                    telegram_message_id, speaker_id, role, text, content_hash, language,
-                    sent_at, retain_until)
-                SELECT $1, $2, $3, $4, $5, $6, $7, 'user', $8, $9, $10, $11,
-                    least($12::timestamptz, $11::timestamptz + make_interval(secs => (
-                        SELECT auto_delete_seconds FROM chats
-                        WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0)))
-                ON CONFLICT (workspace_id, bot_id, chat_id, telegram_message_id)
-                    WHERE telegram_message_id IS NOT NULL DO NOTHING
-                RETURNING id
-            )
-            INSERT INTO requests (workspace_id, scope_key, scope, user_message_id, status,
-                budget_usd, speaker_id)
-            SELECT $1, $2, $13::jsonb, m.id, 'queued', $14, $7 FROM m
-            RETURNING id, user_message_id
-            """,
+        args = (
             scope.workspace,
             scope.key,
             scope.bot_id,
@@ -205,6 +219,13 @@ class Store:
             scope.model_dump_json(),
             Decimal(str(budget_usd)),
         )
+        if scope.workspace not in self._known_workspaces:
+            await self._ensure_workspace(scope.workspace)
+        try:
+            row = await self.pool.fetchrow(_RECORD, *args)
+        except asyncpg.ForeignKeyViolationError:  # purged meanwhile: a new message starts over
+            await self._ensure_workspace(scope.workspace)
+            row = await self.pool.fetchrow(_RECORD, *args)
         if row is None:
             return None
         return SourceMessage(

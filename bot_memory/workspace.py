@@ -22,11 +22,13 @@ import asyncpg
 from bot_memory.scopes import Scope
 from bot_memory.state import (
     MemoryRecord,
+    RecallEntry,
     RecallRow,
     ScopeIndex,
     ScopeState,
     SourceRef,
     build_recall_row,
+    recall_entry,
 )
 
 
@@ -157,6 +159,12 @@ class WorkspaceTx:
     _scopes: dict[str, ScopeState] = field(default_factory=dict)
     _dirty: set[str] = field(default_factory=set)
     changed: bool = False
+    # Recall rows as they were when the scope was loaded, and records added since, per scope:
+    # a scope that only gained records gets its recall row derived without another query.
+    _recall: dict[str, RecallRow] = field(default_factory=dict)
+    _added: dict[str, list[RecallEntry]] = field(default_factory=dict)
+    # Records removed or invalidated per scope (None: which ones is not known).
+    _reshaped: dict[str, set[str] | None] = field(default_factory=dict)
 
     # --- scopes ---------------------------------------------------------------------------
 
@@ -212,14 +220,24 @@ class WorkspaceTx:
             self._dirty.discard(key)
         self.changed = True
 
-    async def touch(self, *scope_keys: str) -> None:
-        """A scope's records changed: its index is stale and its recall row is rewritten."""
+    async def touch(
+        self, *scope_keys: str, added: bool = False, removed: Iterable[str] | None = None
+    ) -> None:
+        """A scope's records changed: its index is stale and its recall row is rewritten.
+        `removed`: the IDs of records that went (or became invalid), when known."""
+        gone = None if removed is None else set(removed)
         for key in scope_keys:
             state = await self.scope_by_key(key)
             if state is None:
                 continue
             state.index.pending = True
             self._dirty.add(key)
+            if added:
+                continue
+            if gone is None or self._reshaped.get(key, set()) is None:
+                self._reshaped[key] = None
+            else:
+                self._reshaped[key] = self._reshaped.get(key, set()) | gone  # type: ignore[operator]
 
     # --- records --------------------------------------------------------------------------
 
@@ -266,23 +284,44 @@ class WorkspaceTx:
             now,
         )
 
-    async def add_record(self, record: MemoryRecord, now: datetime) -> list[MemoryRecord]:
-        """Store a record (its scope's index becomes stale); returns records evicted to keep
-        the workspace at its cap."""
-        await self.conn.execute(
+    async def add_record(self, record: MemoryRecord, now: datetime) -> list[tuple[str, str]]:
+        """Store a record (its scope's index becomes stale) and, in the same statement, evict
+        the least recently used records past the workspace's cap (inactivity is the worker's
+        business). A record whose ID exists already is left as it is (a note is one per
+        message). Returns the evicted (record ID, scope key) pairs."""
+        rows = await self.conn.fetch(
             """
             WITH r AS (
                 INSERT INTO memory_records (workspace_id, id, scope_key, origin, title, summary,
                     speaker_ids, thread_ids, cited, derived_from, created_at, last_used_at,
                     available_until, fingerprint)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15)
-                RETURNING id
+                -- Available no longer than the earliest retention boundary of its sources.
+                SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                    least($13::timestamptz, (SELECT min(m.retain_until) FROM messages m
+                        WHERE m.workspace_id = $1 AND m.id IN (SELECT (x->>'message_id')::bigint
+                        FROM jsonb_array_elements($14::jsonb) x))), $15
+                ON CONFLICT (workspace_id, id) DO NOTHING
+                RETURNING id, available_until
+            ), s AS (
+                INSERT INTO record_sources (workspace_id, record_id, message_id, hash,
+                    speaker_id, thread_id, role, inherited)
+                SELECT $1, r.id, s.message_id, s.hash, s.speaker_id, s.thread_id, s.role,
+                    s.inherited
+                FROM r, jsonb_to_recordset($14::jsonb) AS s(message_id bigint, hash text,
+                    speaker_id bigint, thread_id bigint, role text, inherited boolean)
+            ), over AS MATERIALIZED (
+                -- The statement sees the records as they were before this one: past cap - 1.
+                -- Materialized: computed once (a generic plan would rescan it per row).
+                SELECT id FROM memory_records WHERE workspace_id = $1
+                AND EXISTS (SELECT 1 FROM r)
+                ORDER BY last_used_at DESC, created_at DESC, id DESC OFFSET $16
+            ), gone AS (
+                DELETE FROM memory_records m USING over
+                WHERE m.workspace_id = $1 AND m.id = over.id
+                RETURNING m.id, m.scope_key
             )
-            INSERT INTO record_sources (workspace_id, record_id, message_id, hash, speaker_id,
-                thread_id, role, inherited)
-            SELECT $1, r.id, s.message_id, s.hash, s.speaker_id, s.thread_id, s.role, s.inherited
-            FROM r, jsonb_to_recordset($14::jsonb) AS s(message_id bigint, hash text,
-                speaker_id bigint, thread_id bigint, role text, inherited boolean)
+            SELECT id, NULL::text AS scope_key, available_until, true AS added FROM r
+            UNION ALL SELECT id, scope_key, NULL, false FROM gone
             """,
             self.workspace,
             record.id,
@@ -299,21 +338,17 @@ class WorkspaceTx:
             record.available_until,
             json.dumps([s.model_dump() for s in record.sources]),
             record.fingerprint,
+            self.limits.max_records - 1,
         )
-        await self.touch(record.scope_key)
+        evicted = [(r["id"], r["scope_key"]) for r in rows if not r["added"]]
+        for r in rows:
+            if r["added"]:
+                record.available_until = r["available_until"]
+                self._added.setdefault(record.scope_key, []).append(recall_entry(record))
+        await self.touch(record.scope_key, added=True)
+        for key in {key for _, key in evicted}:
+            await self.touch(key, removed=[i for i, k in evicted if k == key])
         self.changed = True
-        # The cap alone (inactivity is the worker's business): the least recently used go.
-        # Two plain statements: a generic plan of the IN (subquery) form rescans the index.
-        over = await self.conn.fetch(
-            "SELECT id FROM memory_records WHERE workspace_id = $1 ORDER BY last_used_at DESC,"
-            " created_at DESC, id DESC OFFSET $2",
-            self.workspace,
-            self.limits.max_records,
-        )
-        if not over:
-            return []
-        evicted = await self.records([r["id"] for r in over])
-        await self.delete(evicted)
         return evicted
 
     async def candidates(self, scope_key: str, limit: int) -> dict[str, str]:
@@ -400,20 +435,53 @@ class WorkspaceTx:
 
     async def flush(self) -> None:
         """Write changed scopes with their derived recall rows; bump the version if anything
-        changed."""
-        for key in sorted(self._dirty):
+        changed (with the last scope's row, in the same statement)."""
+        if not (self._dirty or self.changed):
+            return
+        self.version += 1
+        keys = sorted(self._dirty)
+        for key in keys:
             state = self._scopes[key]
-            row = await self._recall_row(state)
-            await _upsert_scope(self.conn, state, row)
-        if self._dirty or self.changed:
-            self.version += 1
+            row = self._derived_recall(state) or await self._recall_row(state)
+            last = key == keys[-1]
+            await _upsert_scope(self.conn, state, row, self.version if last else None)
+        if not keys:
             await self.conn.execute(
                 "UPDATE workspaces SET version = $2, updated_at = now() WHERE id = $1",
                 self.workspace,
                 self.version,
             )
         self._dirty.clear()
+        self._added.clear()
+        self._reshaped.clear()
         self.changed = False
+
+    def _derived_recall(self, state: ScopeState) -> RecallRow | None:
+        """The recall row of a scope that only gained records, from the row it had: the new
+        ones lead the directory, the index (now pending) is unchanged."""
+        before = self._recall.get(state.key)
+        added = self._added.get(state.key)
+        if before is None or not added:
+            return None
+        if state.key in self._reshaped:
+            removed = self._reshaped[state.key]
+            shown = {e.id for e in [*before.directory, *before.index_entries]}
+            if removed is None or removed & shown:
+                return None  # something it showed went: ask the database
+        newest = list(reversed(added))
+        oldest_new = min(e.created_at for e in added if e.created_at is not None)
+        if len(newest) > 1 or any(
+            e.created_at is None or e.created_at > oldest_new for e in before.directory
+        ):
+            return None  # the order is not obvious: ask the database
+        return before.model_copy(
+            update={
+                "enabled": state.enabled,
+                "suspended": state.suspended,
+                "pending": True,
+                "directory": (newest + before.directory)[: self.limits.directory_max],
+            }
+        )
 
     async def _recall_row(self, state: ScopeState) -> RecallRow:
         # One query: the newest valid records (the directory) and the ones the index names,
@@ -442,16 +510,26 @@ class WorkspaceTx:
         return build_recall_row(state, newest, indexed, directory_max=self.limits.directory_max)
 
 
-async def _upsert_scope(conn: asyncpg.Connection, state: ScopeState, recall: RecallRow) -> None:
+async def _upsert_scope(
+    conn: asyncpg.Connection, state: ScopeState, recall: RecallRow, version: int | None
+) -> None:
     s = state.scope
     await conn.execute(
         """
+        WITH v AS (
+            UPDATE workspaces SET version = $18, updated_at = now()
+            WHERE id = $1 AND $18::bigint IS NOT NULL
+        )
         INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
             topic_id, enabled, suspended, off_since, off_ranges, extracted_through, index_text,
-            index_ids, index_built_at, index_pending, recall)
+            index_ids, index_built_at, index_pending, recall, due_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
-            $17::jsonb)
+            $17::jsonb, CASE WHEN $16 AND $8 AND NOT $9 THEN 'epoch'::timestamptz END)
         ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
+            -- A pending index is due at once, whatever clock the planner runs on.
+            due_at = CASE WHEN EXCLUDED.index_pending AND EXCLUDED.enabled
+                AND NOT EXCLUDED.suspended THEN 'epoch'::timestamptz
+                ELSE memory_scopes.due_at END,
             enabled = EXCLUDED.enabled, suspended = EXCLUDED.suspended,
             off_since = EXCLUDED.off_since, off_ranges = EXCLUDED.off_ranges,
             extracted_through = EXCLUDED.extracted_through, index_text = EXCLUDED.index_text,
@@ -475,11 +553,17 @@ async def _upsert_scope(conn: asyncpg.Connection, state: ScopeState, recall: Rec
         state.index.built_at,
         state.index.pending,
         recall.model_dump_json(),
+        version,
     )
 
 
 async def lock_workspace(
-    conn: asyncpg.Connection, workspace: str, *, limits: Limits, create: bool = False
+    conn: asyncpg.Connection,
+    workspace: str,
+    *,
+    limits: Limits,
+    create: bool = False,
+    scope_key: str | None = None,
 ) -> WorkspaceTx:
     """Lock the workspace row FOR NO KEY UPDATE, inside a transaction.
 
@@ -487,27 +571,41 @@ async def lock_workspace(
     refuses a missing one, so a workspace purged while a job or tool call was in flight is
     never brought back by its late commit.
     """
-    version = await conn.fetchval(
-        "SELECT version FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace
+    query = (
+        f"SELECT w.version, s.recall, {_SCOPE_COLUMNS.replace('scope_key', 's.scope_key')}"
+        " FROM workspaces w"
+        " LEFT JOIN memory_scopes s ON s.workspace_id = w.id AND s.scope_key = $2"
+        " WHERE w.id = $1 FOR NO KEY UPDATE OF w"
     )
-    if version is None and create:
+    row = await conn.fetchrow(query, workspace, scope_key)
+    if row is None and create:
         await conn.execute(
             "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", workspace
         )
-        version = await conn.fetchval(
-            "SELECT version FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace
-        )
-    if version is None:
+        row = await conn.fetchrow(query, workspace, scope_key)
+    if row is None:
         raise WorkspaceGone(f"workspace {workspace!r} does not exist")
-    return WorkspaceTx(conn=conn, workspace=workspace, version=version, limits=limits)
+    tx = WorkspaceTx(conn=conn, workspace=workspace, version=row["version"], limits=limits)
+    if row["scope_key"] is not None:  # the scope the caller will work on, in the same trip
+        tx._scopes[row["scope_key"]] = scope_from_row(workspace, row)
+        if row["recall"] is not None:
+            tx._recall[row["scope_key"]] = RecallRow.model_validate_json(row["recall"])
+    return tx
 
 
 @asynccontextmanager
 async def locked_workspace(
-    pool: asyncpg.Pool, workspace: str, *, limits: Limits, create: bool = False
+    pool: asyncpg.Pool,
+    workspace: str,
+    *,
+    limits: Limits,
+    create: bool = False,
+    scope_key: str | None = None,
 ) -> AsyncIterator[WorkspaceTx]:
     async with pool.acquire() as conn, conn.transaction():
-        tx = await lock_workspace(conn, workspace, limits=limits, create=create)
+        tx = await lock_workspace(
+            conn, workspace, limits=limits, create=create, scope_key=scope_key
+        )
         yield tx
         await tx.flush()
 

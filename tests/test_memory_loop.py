@@ -57,7 +57,7 @@ async def test_idle_conversation_becomes_recalled_memory(memory: Memory) -> None
     await exchange(memory, PRIVATE, "I am planning a trip to Kyoto in April")
     await exchange(memory, PRIVATE, "I prefer quiet hotels")
     report = await memory.pipeline.tick()
-    assert len(report.planned) == 1
+    assert len(report.planned) == 2  # one extraction, then its consolidation, in one tick
     assert set(report.finished.values()) == {"done"}
 
     state = await state_of(memory)

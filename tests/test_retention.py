@@ -152,6 +152,7 @@ async def test_a_boundary_passing_during_extraction_and_during_consolidation(
         await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3),  # type: ignore[arg-type]
         NOW,
     )
+    await plan_due(memory.pipeline.ctx, NOW)  # the new record's consolidation
     consolidation = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
     assert consolidation is not None and consolidation.phase == "consolidate"
     await memory.remove_messages(CHAT, [3], bot_id=42)  # a candidate's source goes mid-call
@@ -406,6 +407,7 @@ async def test_a_forget_during_extraction_or_consolidation_is_not_undone_by_the_
     note_request = recognize(note.text)
     assert note_request is not None
     await memory.control(note_request, note)
+    await plan_due(memory.pipeline.ctx, NOW)  # the note's consolidation
     consolidation = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
     assert consolidation is not None and consolidation.phase == "consolidate"
     forget_dog = await said(memory, "forget my dog", msg_id=7)

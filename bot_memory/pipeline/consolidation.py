@@ -1,10 +1,10 @@
 """Phase 2: one tool-free call turns a scope's valid records into its compact recall index.
 
-A consolidation is planned, inside the workspace lock, whenever a scope's records change: after
-an extraction, an explicit note or a forget, and when records become unavailable on their own
-(an edited, expired or removed source, pruning). Its input is the exact candidate set (IDs and
-fingerprints, never contents), so an unchanged failing input is claimed at most max_claims
-times however often it is planned.
+Whenever a scope's records change (an extraction, an explicit note, a forget, a record that
+became unavailable on its own: an edited, expired or removed source, pruning) its index is
+marked pending and the scope due; the planner then plans a consolidation, without waiting for
+the idle window. Its input is the exact candidate set (IDs and fingerprints, never contents),
+so an unchanged failing input is claimed at most max_claims times however often it is planned.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from bot_memory.pipeline.prompts import (
 )
 from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
-from bot_memory.state import MemoryRecord
+from bot_memory.state import MemoryRecord, ScopeState
 from bot_memory.workspace import WorkspaceTx, record_from_row
 
 log = structlog.get_logger(__name__)
@@ -59,34 +59,27 @@ async def plan_consolidation(
     )
 
 
-async def replan_stale(
-    tx: WorkspaceTx, scope_keys: set[str], *, provider: str, model: str, reason: str
-) -> list[int]:
-    """Records of these scopes changed on their own: rebuild their indexes. Charged to the
-    scope's newest succeeded request and its pinned model, like any other call."""
-    created = []
-    for key in sorted(scope_keys):
-        state = await tx.scope_by_key(key)
-        if state is None or not state.active:
-            continue
-        origin = await tx.conn.fetchrow(
-            "SELECT id, provider, model FROM requests WHERE workspace_id = $1 AND scope_key = $2"
-            " AND status = 'succeeded' AND provider IS NOT NULL ORDER BY id DESC LIMIT 1",
-            tx.workspace,
-            key,
-        )
-        job_id = await plan_consolidation(
-            tx,
-            scope_key=key,
-            scope_kind=state.scope.kind,
-            origin_request_id=origin["id"] if origin else None,
-            provider=origin["provider"] if origin else provider,
-            model=origin["model"] if origin else model,
-            reason=reason,
-        )
-        if job_id is not None:
-            created.append(job_id)
-    return created
+async def plan_pending(
+    tx: WorkspaceTx, state: ScopeState, *, provider: str, model: str
+) -> int | None:
+    """A scope whose index went stale (a new record, a note, a forget, an edited, expired or
+    pruned source) gets its consolidation planned. Charged to the scope's newest succeeded
+    request and its pinned model, like any other call."""
+    origin = await tx.conn.fetchrow(
+        "SELECT id, provider, model FROM requests WHERE workspace_id = $1 AND scope_key = $2"
+        " AND status = 'succeeded' AND provider IS NOT NULL ORDER BY id DESC LIMIT 1",
+        tx.workspace,
+        state.key,
+    )
+    return await plan_consolidation(
+        tx,
+        scope_key=state.key,
+        scope_kind=state.scope.kind,
+        origin_request_id=origin["id"] if origin else None,
+        provider=origin["provider"] if origin else provider,
+        model=origin["model"] if origin else model,
+        reason="index pending",
+    )
 
 
 async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> None:
@@ -166,21 +159,12 @@ async def _commit(ctx: PipelineContext, job: Job, out: ConsolidationOutput, now:
             reason = "candidates changed" if changed else "memory is off here"
             await jobs.stop(tx.conn, job, f"{reason} during consolidation", "changed")
             if changed and state is not None and state.active:
-                await plan_consolidation(
-                    tx,
-                    scope_key=job.scope_key,
-                    scope_kind=job.snapshot.scope_kind,
-                    origin_request_id=job.origin_request_id,
-                    provider=job.provider,
-                    model=job.model,
-                    reason="replan",
-                )
+                await tx.touch(job.scope_key)  # pending again: the planner takes it from here
             return
         state.index.text = out.index
         state.index.memory_ids = list(out.memory_ids)
         state.index.built_at = now
-        # A record that arrived after the snapshot keeps the index pending; its own
-        # consolidation is already planned.
+        # A record that arrived after the snapshot keeps the index pending (and the scope due).
         newer = set(current) - set(pinned)
         state.index.pending = bool(newer) and len(pinned) < tx.limits.consolidation_max_candidates
         tx.save(state)

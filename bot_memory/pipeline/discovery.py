@@ -16,6 +16,7 @@ import structlog
 
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.batching import Pair, next_batch
+from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
 from bot_memory.state import ScopeState, source_id
@@ -25,7 +26,8 @@ log = structlog.get_logger(__name__)
 
 
 async def plan_due(ctx: PipelineContext, now: datetime, *, limit: int = 500) -> list[int]:
-    """Plan extraction for every scope that is due now; returns new job IDs."""
+    """Plan for every scope that is due now (a consolidation for a pending index, an
+    extraction for new idle pairs); returns new job IDs."""
     rows = await ctx.pool.fetch(
         "SELECT workspace_id, scope_key FROM memory_scopes WHERE due_at <= $1"
         " ORDER BY due_at LIMIT $2",
@@ -35,11 +37,9 @@ async def plan_due(ctx: PipelineContext, now: datetime, *, limit: int = 500) -> 
     created: list[int] = []
     for row in rows:
         try:
-            job_id = await plan_scope(ctx, row["workspace_id"], row["scope_key"], now)
+            created += await plan_scope(ctx, row["workspace_id"], row["scope_key"], now)
         except WorkspaceGone:
             continue
-        if job_id is not None:
-            created.append(job_id)
     return created
 
 
@@ -56,10 +56,12 @@ async def rearm(conn: asyncpg.Connection, workspace: str, scope_key: str, at: da
 
 async def plan_scope(
     ctx: PipelineContext, workspace: str, scope_key: str, now: datetime
-) -> int | None:
-    """Under the workspace lock: plan the scope's next batch if it is idle and has new pairs."""
+) -> list[int]:
+    """Under the workspace lock: plan the scope's consolidation if its index is pending, and
+    its next extraction batch if it is idle and has new pairs. Returns new job IDs."""
     idle = timedelta(seconds=ctx.settings.idle_window_seconds)
-    async with ctx.store.locked(workspace) as tx:
+    created: list[int] = []
+    async with ctx.store.locked(workspace, scope_key=scope_key) as tx:
         conn = tx.conn
         row = await conn.fetchrow(
             "SELECT last_activity, due_at FROM memory_scopes WHERE workspace_id = $1"
@@ -68,37 +70,48 @@ async def plan_scope(
             scope_key,
         )
         if row is None or row["due_at"] is None or row["due_at"] > now:
-            return None  # planned by someone else meanwhile
+            return created  # planned by someone else meanwhile
 
-        async def settle(due: datetime | None) -> None:
+        async def settle(due: datetime | None) -> list[int]:
             await conn.execute(
                 "UPDATE memory_scopes SET due_at = $3 WHERE workspace_id = $1 AND scope_key = $2",
                 workspace,
                 scope_key,
                 due,
             )
+            return created
 
         state = await tx.scope_by_key(scope_key)
         if state is None or not state.active:
-            await settle(None)  # re-armed when memory is back on, or the bot returns
-            return None
+            return await settle(None)  # re-armed when memory is back on, or the bot returns
+        if state.index.pending and not await jobs.in_flight(
+            conn, workspace, scope_key, "consolidate"
+        ):
+            # Records changed (a note, a forget, an extraction, a source gone): rebuild the
+            # index now, without waiting for the idle window.
+            job_id = await plan_pending(
+                tx, state, provider=ctx.model.provider, model=ctx.model.model
+            )
+            if job_id is not None:
+                created.append(job_id)
+                log.info("pipeline.job_planned", job=job_id, scope=scope_key, phase="consolidate")
         if await conn.fetchval(
             "SELECT 1 FROM requests WHERE workspace_id = $1 AND scope_key = $2"
             " AND status IN ('queued', 'running', 'awaiting_approval') LIMIT 1",
             workspace,
             scope_key,
         ):
-            await settle(None)  # finishing the open request re-arms it
-            return None
+            return await settle(None)  # finishing the open request re-arms it
         last = row["last_activity"]
         if last is not None and last + idle > now:
-            await settle(last + idle)
-            return None
+            return await settle(last + idle)
         if await jobs.in_flight(conn, workspace, scope_key, "extract"):
-            await settle(None)  # its commit re-arms the scope
-            return None
+            return await settle(None)  # its commit re-arms the scope
         await settle(None)
-        return await _plan_batch(ctx, tx, state)
+        job_id = await _plan_batch(ctx, tx, state)
+        if job_id is not None:
+            created.append(job_id)
+        return created
 
 
 async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) -> int | None:

@@ -7,14 +7,13 @@ from datetime import datetime
 import structlog
 
 from bot_memory.pipeline import jobs
-from bot_memory.pipeline.consolidation import plan_consolidation
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.jobs import Job
 from bot_memory.pipeline.prompts import ExtractionOutput, extraction_messages, validate_extraction
 from bot_memory.redaction import redact
-from bot_memory.state import MemoryRecord, SourceRef, available_until, new_memory_id
+from bot_memory.state import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.workspace import WorkspaceTx, record_from_row
 
 log = structlog.get_logger(__name__)
@@ -106,16 +105,8 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
         state.advance(job.snapshot.through_request)
         tx.save(state)
         if record is not None:
-            await tx.add_record(record, now)
-            await plan_consolidation(
-                tx,
-                scope_key=job.scope_key,
-                scope_kind=job.snapshot.scope_kind,
-                origin_request_id=job.origin_request_id,
-                provider=job.provider,
-                model=job.model,
-                reason="extraction",
-            )
+            await tx.add_record(record, now)  # its scope's index is pending: the planner
+            # plans the consolidation, in this tick
         await jobs.advance(tx.conn, job, "done")
         await rearm(tx.conn, job.workspace, job.scope_key, now)  # later batches, if any
     log.info(
@@ -147,11 +138,6 @@ async def _record(tx: WorkspaceTx, job: Job, out: ExtractionOutput, now: datetim
     for record in carried:
         for dep in record.sources:
             sources.setdefault(dep.message_id, dep.model_copy(update={"inherited": True}))
-    boundaries = await tx.conn.fetch(
-        "SELECT retain_until FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])",
-        tx.workspace,
-        sorted(sources),
-    )
     users = [s for s in snap.sources if s.role == "user"]
     return MemoryRecord(
         id=new_memory_id(),
@@ -165,8 +151,5 @@ async def _record(tx: WorkspaceTx, job: Job, out: ExtractionOutput, now: datetim
         cited=out.source_ids,
         derived_from=[r.id for r in carried],
         created_at=now,
-        last_used_at=now,
-        available_until=available_until(
-            [b["retain_until"] for b in boundaries] + [r.available_until for r in carried]
-        ),
+        last_used_at=now,  # available_until: the earliest boundary of these, set on insert
     )

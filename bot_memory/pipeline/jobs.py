@@ -123,18 +123,31 @@ async def create_job(
     stopped on an unknown provider outcome stays as it is (an operator re-arms it).
     """
     input_hash = snapshot.input_hash()
-    row = await conn.fetchrow(
+    # One statement: plan (or revive) the job, and stop the scope's other waiting jobs of the
+    # same phase, whose input it replaces.
+    job_id: int | None = await conn.fetchval(
         """
-        INSERT INTO memory_jobs (workspace_id, scope_key, phase, input_hash, snapshot,
-            origin_request_id, provider, model)
-        VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
-        ON CONFLICT (workspace_id, scope_key, input_hash) DO UPDATE SET
-            phase = EXCLUDED.phase, origin_request_id = EXCLUDED.origin_request_id,
-            provider = EXCLUDED.provider, model = EXCLUDED.model, stop_kind = NULL,
-            checkpoint = '{}'::jsonb, next_attempt_at = now(), finished_at = NULL,
-            updated_at = now()
-        WHERE memory_jobs.phase = 'stopped' AND memory_jobs.stop_kind IS DISTINCT FROM 'unknown'
-        RETURNING id
+        WITH job AS (
+            INSERT INTO memory_jobs (workspace_id, scope_key, phase, input_hash, snapshot,
+                origin_request_id, provider, model)
+            VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)
+            ON CONFLICT (workspace_id, scope_key, input_hash) DO UPDATE SET
+                phase = EXCLUDED.phase, origin_request_id = EXCLUDED.origin_request_id,
+                provider = EXCLUDED.provider, model = EXCLUDED.model, stop_kind = NULL,
+                checkpoint = '{}'::jsonb, next_attempt_at = now(), finished_at = NULL,
+                updated_at = now()
+            WHERE memory_jobs.phase = 'stopped'
+              AND memory_jobs.stop_kind IS DISTINCT FROM 'unknown'
+            RETURNING id
+        ), superseded AS (
+            UPDATE memory_jobs SET phase = 'stopped', stop_kind = 'superseded',
+                last_error = 'superseded by newer input', checkpoint = '{}'::jsonb,
+                finished_at = now(), updated_at = now()
+            WHERE workspace_id = $1 AND scope_key = $2 AND phase = $3
+              AND EXISTS (SELECT 1 FROM job) AND id NOT IN (SELECT id FROM job)
+              AND (lease_until IS NULL OR lease_until < now())
+        )
+        SELECT id FROM job
         """,
         workspace,
         scope_key,
@@ -145,20 +158,6 @@ async def create_job(
         provider,
         model,
     )
-    if row is None:
-        return None
-    await conn.execute(
-        "UPDATE memory_jobs SET phase = 'stopped', stop_kind = 'superseded',"
-        " last_error = 'superseded by newer input', checkpoint = '{}'::jsonb,"
-        " finished_at = now(), updated_at = now()"
-        " WHERE workspace_id = $1 AND scope_key = $2 AND phase = $3 AND id <> $4"
-        " AND (lease_until IS NULL OR lease_until < now())",
-        workspace,
-        scope_key,
-        phase,
-        row["id"],
-    )
-    job_id: int = row["id"]
     return job_id
 
 

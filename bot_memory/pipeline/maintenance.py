@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 import structlog
 
 from bot_memory import ledger
-from bot_memory.pipeline.consolidation import replan_stale
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.retention import drop_empty_scopes
 from bot_memory.scopes import Scope
@@ -59,13 +58,6 @@ async def prune_due(ctx: PipelineContext, now: datetime) -> int:
                 doomed = await tx.prunable(cutoff, now)
                 scopes = await tx.delete(doomed)
                 await drop_empty_scopes(tx, scopes)
-                await replan_stale(
-                    tx,
-                    scopes,
-                    provider=ctx.model.provider,
-                    model=ctx.model.model,
-                    reason="pruned",
-                )
         except WorkspaceGone:
             continue
         total += len(doomed)

@@ -67,16 +67,14 @@ class Pipeline:
         """
         report = TickReport()
         now = now or datetime.now(UTC)
-        model = self.ctx.model
         report.abandoned = await close_abandoned(self.ctx, now)
         await close_stale_attempts(self.ctx, now)
-        report.expired = (
-            await expire_due(self.ctx.store, now, provider=model.provider, model=model.model)
-        ).as_dict()
+        report.expired = (await expire_due(self.ctx.store, now)).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
         report.planned += await plan_due(self.ctx, now)
         worst_call = self.ctx.settings.llm_call_deadline_seconds
+        ran = False
         while not self.stopping.is_set():
             if deadline is not None and deadline - time.monotonic() < worst_call:
                 report.left_over = True
@@ -88,7 +86,14 @@ class Pipeline:
                 max_claims=self.ctx.settings.max_claims_per_input,
             )
             if job is None:
-                break
+                if not ran:
+                    break
+                # What the jobs committed made scopes due (an extraction's new record wants
+                # its consolidation, a later batch is waiting): plan once more.
+                ran = False
+                report.planned += await plan_due(self.ctx, now)
+                continue
+            ran = True
             report.finished[job.id] = await self.run_job(job, now)
         return report
 
