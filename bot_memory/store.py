@@ -17,13 +17,14 @@ from typing import Literal
 import asyncpg
 
 from bot_memory.scopes import Scope
-from bot_memory.state import RecallRow, content_hash, source_id
+from bot_memory.state import MemoryRecord, RecallRow, content_hash, source_id
 from bot_memory.workspace import (
     Limits,
     WorkspaceTx,
     WorkspaceView,
     locked_workspace,
     read_workspace,
+    record_from_row,
 )
 
 RequestStatus = Literal[
@@ -432,49 +433,52 @@ class Store:
     async def record_usage(
         self, entry: UsageEntry, *, conn: asyncpg.Connection | None = None
     ) -> bool:
-        """Append to the ledger and charge the request and workspace; False if a replay."""
+        """Append to the ledger and charge the request and workspace; False if a replay.
+        (Billed model calls go through ledger.py's attempts; this is for tool calls and
+        a host's own calls, recorded after the fact.)"""
+        insert = """
+            INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider,
+                model, prompt_tokens, completion_tokens, cost_usd, outcome, detail,
+                idempotency_key, closed_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now())
+            ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
+            RETURNING id
+        """
+        args = (
+            entry.workspace,
+            entry.request_id,
+            entry.job_id,
+            entry.kind,
+            entry.provider,
+            entry.model,
+            entry.prompt_tokens,
+            entry.completion_tokens,
+            Decimal(str(entry.cost_usd)),
+            entry.outcome,
+            entry.detail,
+            entry.idempotency_key,
+        )
 
         async def write(c: asyncpg.Connection) -> bool:
+            if not entry.cost_usd:  # nothing to charge: one statement
+                return await c.fetchval(insert, *args) is not None
             async with c.transaction():
-                inserted = await c.fetchval(
-                    """
-                    INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider,
-                        model, prompt_tokens, completion_tokens, cost_usd, outcome, detail,
-                        idempotency_key)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                    ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
-                    RETURNING id
-                    """,
-                    entry.workspace,
-                    entry.request_id,
-                    entry.job_id,
-                    entry.kind,
-                    entry.provider,
-                    entry.model,
-                    entry.prompt_tokens,
-                    entry.completion_tokens,
-                    Decimal(str(entry.cost_usd)),
-                    entry.outcome,
-                    entry.detail,
-                    entry.idempotency_key,
-                )
-                if inserted is None:
+                if await c.fetchval(insert, *args) is None:
                     return False
-                if entry.cost_usd:
-                    cost = Decimal(str(entry.cost_usd))
-                    if entry.request_id is not None:
-                        await c.execute(
-                            "UPDATE requests SET charged_usd = charged_usd + $3"
-                            " WHERE workspace_id = $1 AND id = $2",
-                            entry.workspace,
-                            entry.request_id,
-                            cost,
-                        )
+                cost = Decimal(str(entry.cost_usd))
+                if entry.request_id is not None:
                     await c.execute(
-                        "UPDATE workspaces SET spent_usd = spent_usd + $2 WHERE id = $1",
+                        "UPDATE requests SET charged_usd = charged_usd + $3"
+                        " WHERE workspace_id = $1 AND id = $2",
                         entry.workspace,
+                        entry.request_id,
                         cost,
                     )
+                await c.execute(
+                    "UPDATE workspaces SET spent_usd = spent_usd + $2 WHERE id = $1",
+                    entry.workspace,
+                    cost,
+                )
                 return True
 
         if conn is not None:
@@ -505,6 +509,71 @@ class Store:
             "SELECT spent_usd FROM workspaces WHERE id = $1", workspace
         )
         return float(spent or 0)
+
+    # --- reading records -------------------------------------------------------------------
+
+    async def search_records(
+        self,
+        scope: Scope,
+        *,
+        query: str | None,
+        record_id: str | None,
+        now: datetime,
+        limit: int,
+        offset: int = 0,
+    ) -> tuple[str, list[MemoryRecord]]:
+        """A scope's available records, newest first: one by ID, those whose title or summary
+        contains `query` literally (case-insensitive), or all; with the scope's standing
+        ("ok", "off", "unavailable", "gone"), in one query."""
+        rows = await self.pool.fetch(
+            "WITH sw AS (SELECT CASE WHEN w.id IS NULL THEN 'gone' WHEN s.suspended"
+            " THEN 'unavailable' WHEN s.enabled IS FALSE THEN 'off' ELSE 'ok' END AS standing"
+            " FROM (SELECT $1::text AS ws) x LEFT JOIN workspaces w ON w.id = x.ws"
+            " LEFT JOIN memory_scopes s ON s.workspace_id = x.ws AND s.scope_key = $2)"
+            " SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (SELECT r.id, r.scope_key,"
+            " r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
+            " r.derived_from, r.created_at, r.last_used_at, r.valid,"
+            " r.invalid_reason, r.available_until, coalesce((SELECT json_agg(json_build_object("
+            "'message_id', s.message_id, 'hash', s.hash, 'speaker_id', s.speaker_id,"
+            " 'thread_id', s.thread_id, 'role', s.role, 'inherited', s.inherited)"
+            " ORDER BY s.inherited, s.message_id) FROM record_sources s"
+            " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
+            " FROM memory_records r WHERE sw.standing = 'ok' AND r.workspace_id = $1"
+            " AND r.scope_key = $2 AND r.valid"
+            " AND (r.available_until IS NULL OR r.available_until > $3)"
+            " AND ($4::text IS NULL OR r.id = $4)"
+            " AND ($5::text IS NULL OR strpos(lower(r.title || E'\\n' || r.summary),"
+            " lower($5)) > 0)"
+            " ORDER BY r.created_at DESC, r.id DESC LIMIT $6 OFFSET $7) r ON true",
+            scope.workspace,
+            scope.key,
+            now,
+            record_id,
+            query,
+            limit,
+            offset,
+        )
+        standing = rows[0]["standing"] if rows else "ok"
+        return standing, [record_from_row(r) for r in rows if r["id"] is not None]
+
+    async def given(
+        self, source: SourceMessage, memory_ids: list[str], source_ids: list[str], now: datetime
+    ) -> None:
+        """Records a tool returned: they count as used (bookkeeping for retention only, so no
+        workspace lock: a prune deciding at the same moment waits on these row locks), their
+        records count as given to the request and their sources enter its citation set."""
+        await self.pool.execute(
+            "WITH used AS (UPDATE memory_records SET last_used_at = $5 WHERE workspace_id = $1"
+            " AND id = ANY($3::text[]) AND last_used_at < $5::timestamptz - interval '1 minute')"
+            " UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
+            "citation_source_ids || $4::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
+            " unnest(recall_memory_ids || $3::text[])) WHERE workspace_id = $1 AND id = $2",
+            source.scope.workspace,
+            source.request_id,
+            memory_ids,
+            source_ids,
+            now,
+        )
 
     # --- recall -------------------------------------------------------------------------------
 

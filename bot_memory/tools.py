@@ -219,20 +219,24 @@ class ToolExecutor:
         limit = min(args.limit, self._settings.query_max_results)
         now = datetime.now(UTC)
         gate = self.gate_for(ctx)
-        async with self._store.locked(scope.workspace) as tx:
-            state = await tx.scope_by_key(scope.key)
-            if state is not None and state.suspended:
+        found: list[MemoryRecord] = []
+        offset = 0
+        while len(found) < limit:
+            standing, page = await self._store.search_records(
+                scope, query=args.query, record_id=args.id, now=now, limit=limit, offset=offset
+            )
+            if standing == "gone":
+                raise WorkspaceGone(scope.workspace)
+            if standing == "unavailable":
                 return {"error": "memory is unavailable in this chat", "results": []}
-            if state is not None and not state.enabled:
+            if standing == "off":
                 return {"error": "memory is turned off in this chat", "results": []}
-            found = []
-            for record in _search(await tx.valid_records(scope.key), args, now):
-                if await gate.readable(_view(record)):
+            for record in page:
+                if len(found) < limit and await gate.readable(_view(record)):
                     found.append(record)
-                if len(found) >= limit:
-                    break
-            if found:
-                await tx.mark_used([r.id for r in found], now)
+            if len(page) < limit:
+                break
+            offset += limit
         cap = self._settings.query_max_source_ids
         results = [
             {
@@ -250,7 +254,7 @@ class ToolExecutor:
         ]
         cited = [sid for r in found for sid in r.source_ids[:cap]]
         if found:
-            await self._store.add_citations(ctx.source, cited, [r.id for r in found])
+            await self._store.given(ctx.source, [r.id for r in found], cited, now)
         return {"results": results}
 
     async def _manage(self, args: ManageArgs, ctx: ToolContext, call_id: str) -> dict[str, Any]:
@@ -374,13 +378,3 @@ def _view(record: MemoryRecord) -> ItemView:
         thread_ids=record.thread_ids,
         source_ids=record.source_ids,
     )
-
-
-def _search(records: list[MemoryRecord], args: QueryArgs, now: datetime) -> list[MemoryRecord]:
-    records = [r for r in records if r.available(now)]
-    if args.id:
-        return [r for r in records if r.id == args.id]
-    if args.query:
-        needle = args.query.casefold()
-        return [r for r in records if needle in f"{r.title}\n{r.summary}".casefold()]
-    return records

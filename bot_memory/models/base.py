@@ -7,6 +7,7 @@ sees them.
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from typing import Any, Literal, TypeVar
@@ -128,6 +129,7 @@ class ChatModel(ABC):
         return None
 
 
+@functools.cache
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """JSON schema for OpenAI strict structured outputs: every property required, no extras.
 

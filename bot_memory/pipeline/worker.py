@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -207,6 +208,9 @@ class Worker:
     def start(self) -> None:
         if self.running:
             return
+        # What exists by now (imports, settings, pools) lives as long as the process: keep it
+        # out of the collector's way, so a collection during a job does not stall the loop.
+        gc.freeze()
         self._stopping = asyncio.Event()
         self.pipeline.stopping = self._stopping
         self._task = asyncio.create_task(self._loop(), name="bot-memory-worker")
