@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bench_intents
 import bench_memory
+import bench_pipeline
 import bench_redaction
 
 
@@ -29,6 +30,7 @@ def main() -> None:
         f"100 KB adversarial input: {red['adversarial_100kb_ms']:.1f} ms"
     )
     bench_memory.report(bench_memory.run())
+    bench_pipeline.report(bench_pipeline.run())
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@ def setup(
         dp.include_router(router)
 
     async def start_worker(*_args: Any, **_kwargs: Any) -> None:
-        memory.worker.start()
+        if memory.settings.run_worker:
+            memory.worker.start()
 
     async def stop_worker(*_args: Any, **_kwargs: Any) -> None:
         await memory.worker.stop()
