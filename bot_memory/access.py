@@ -14,11 +14,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-import structlog
-
+from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Telegram's placeholder sender of anonymous admins' messages: never anyone in particular.
 ANONYMOUS_ADMIN_BOT_ID = 1087968824

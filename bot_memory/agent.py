@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from bot_memory.charging import Charge, Charger
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel, Completion, ModelError
 from bot_memory.recall import RecallContext
 from bot_memory.settings import MemorySettings
@@ -21,7 +20,7 @@ from bot_memory.turn import clip
 if TYPE_CHECKING:
     from bot_memory.turn import Turn
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SYSTEM_PROMPT = """\
 You are a helpful assistant in a Telegram chat. Answer briefly, in the user's language.

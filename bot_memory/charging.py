@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import asyncpg
-import structlog
 from pydantic import BaseModel
 
 from bot_memory import ledger
 from bot_memory.database import is_connection_error
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel, Completion, ModelError, Outcome, Usage
 from bot_memory.store import Store
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

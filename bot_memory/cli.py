@@ -12,26 +12,29 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import structlog
-
 from bot_memory.database import Database, DatabaseUnavailable
+from bot_memory.logs import JsonFormatter
 from bot_memory.settings import MemorySettings
 from bot_memory.traces import find_traces
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
 
 
-def configure_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(message)s", stream=sys.stderr)
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+def configure_logging(level: str, *, as_json: bool = False) -> None:
+    """The command line is an application: it configures logging (a library never does)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        JsonFormatter()
+        if as_json
+        else logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
     )
+    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
 
 
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -93,6 +96,9 @@ async def run_worker() -> int:
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--log-level", default=None, help="debug, info, warning")
+    common.add_argument(
+        "--log-json", action="store_true", default=None, help="one JSON object per log line"
+    )
     p = argparse.ArgumentParser(
         prog="bot-memory", description=__doc__.split("\n\n")[0], parents=[common]
     )
@@ -137,20 +143,24 @@ async def run_command(argv: list[str]) -> int:
     return await _with_database(args.handler, args)
 
 
+def _json_logs(args: argparse.Namespace) -> bool:
+    return bool(args.log_json) or os.environ.get("BOT_MEMORY_LOG_JSON", "") in ("1", "true")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "run":
-        configure_logging(args.log_level or "info")
+        configure_logging(args.log_level or "info", as_json=_json_logs(args))
         from bot_memory_aiogram.app import main as run_main
 
         return run_main()
     if args.command == "demo":
-        configure_logging(args.log_level or "warning")
+        configure_logging(args.log_level or "warning", as_json=_json_logs(args))
         from bot_memory_aiogram.demo import main as demo_main
 
         return demo_main()
     if args.command == "worker":
-        configure_logging(args.log_level or "info")
+        configure_logging(args.log_level or "info", as_json=_json_logs(args))
         return asyncio.run(run_worker())
-    configure_logging(args.log_level or "warning")
+    configure_logging(args.log_level or "warning", as_json=_json_logs(args))
     return asyncio.run(_with_database(args.handler, args))

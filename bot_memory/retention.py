@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import asyncpg
-import structlog
 
+from bot_memory.logs import get_logger
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.state import content_hash, source_id
 from bot_memory.store import Store
 from bot_memory.workspace import WorkspaceGone, WorkspaceTx
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass

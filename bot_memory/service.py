@@ -16,14 +16,13 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Self
 
-import structlog
-
 from bot_memory import control, retention, tenancy
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester
 from bot_memory.agent import ReferenceAgent
 from bot_memory.control import ControlResult
 from bot_memory.database import Database, is_connection_error
 from bot_memory.intents import MemoryRequest
+from bot_memory.logs import get_logger
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
@@ -38,7 +37,7 @@ from bot_memory.traces import After, Trace, find_traces
 from bot_memory.turn import Turn
 from bot_memory.workspace import Limits, WorkspaceGone, WorkspaceTx, rebuild_missing_recall
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 USE_MARK_INTERVAL = 3600.0  # being recalled counts as use; written at most hourly per scope
 
@@ -75,6 +74,7 @@ class Memory:
     _marked: dict[str, float] = field(default_factory=dict)
     _held: deque[_Held] = field(default_factory=deque)
     _drainer: asyncio.Task[None] | None = None
+    _closed: bool = False
 
     @classmethod
     async def open(
@@ -138,6 +138,11 @@ class Memory:
         )
 
     async def close(self) -> None:
+        """Stop the worker (a call in flight may finish), close the model client and the
+        database. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
         if self._drainer is not None:
             self._drainer.cancel()
         await self.worker.stop()
@@ -453,8 +458,12 @@ class Memory:
         bot_id: int | None = None,
         error: str | None = None,
         now: datetime | None = None,
+        kind: str | None = None,
     ) -> bool:
-        """Close the request, once: a second call changes nothing and returns False."""
+        """Close the request, once: a second call changes nothing and returns False.
+
+        With the aiogram adapter this happens by itself when the handler returns; call it for
+        requests a handler kept open (flags={"memory": "keep_open"})."""
         return await self.store.finish_request(
             source,
             status=status,
@@ -464,6 +473,7 @@ class Memory:
             answer_telegram_id=answer_telegram_id,
             bot_id=bot_id,
             error=error,
+            kind=kind,
         )
 
     # --- recall and control -----------------------------------------------------------------

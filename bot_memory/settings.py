@@ -12,9 +12,10 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-def _env(name: str) -> AliasChoices:
-    """Accept both the bare name hosts use (DATABASE_URL) and the prefixed one."""
-    return AliasChoices(name, f"BOT_MEMORY_{name}")
+def _env(name: str, *fallbacks: str) -> AliasChoices:
+    """Accept both the bare name hosts use (DATABASE_URL) and the prefixed one, then any
+    names the ecosystem uses for the same thing (the openai SDK's OPENAI_*)."""
+    return AliasChoices(name, f"BOT_MEMORY_{name}", *fallbacks)
 
 
 class MemorySettings(BaseSettings):
@@ -33,9 +34,13 @@ class MemorySettings(BaseSettings):
     worker_pool_max: int = 2  # the worker's own connections, so ingress never waits for it
 
     # --- the model (an OpenAI-compatible server; none configured = the offline model) --------
-    llm_base_url: str | None = Field(default=None, validation_alias=_env("LLM_BASE_URL"))
-    llm_api_key: str | None = Field(default=None, validation_alias=_env("LLM_API_KEY"))
-    llm_model: str | None = Field(default=None, validation_alias=_env("LLM_MODEL"))
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=_env("LLM_BASE_URL", "OPENAI_BASE_URL")
+    )
+    llm_api_key: str | None = Field(
+        default=None, validation_alias=_env("LLM_API_KEY", "OPENAI_API_KEY")
+    )
+    llm_model: str | None = Field(default=None, validation_alias=_env("LLM_MODEL", "OPENAI_MODEL"))
     llm_timeout_seconds: float = 30.0  # one read of the response
     # The whole call (connect, send, the complete response): shorter than the job lease, so a
     # call that is still running was certainly not rescued by another worker.
@@ -67,6 +72,8 @@ class MemorySettings(BaseSettings):
     existing_memory_in_batch: int = 8  # validated memories that may accompany a new batch
     # Requests a host explicitly keeps open stop holding their scope back after this long.
     open_request_abandon_seconds: float = 6 * 3600.0
+    # Any other request still open this long was lost with its process: it stops holding too.
+    request_timeout_seconds: float = 900.0
     finished_job_retention_days: float = 7.0  # finished job rows, for operators
 
     # --- budgets (dollars) --------------------------------------------------------------------

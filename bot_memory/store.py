@@ -289,6 +289,7 @@ class Store:
         answer_telegram_id: int | None = None,
         bot_id: int | None = None,
         error: str | None = None,
+        kind: str | None = None,
     ) -> bool:
         """Close a request, once (False when it was closed already). A succeeded one keeps its
         answer as the assistant message, which depends on the sources of every record the
@@ -355,16 +356,27 @@ class Store:
                     )
             await conn.execute(
                 "UPDATE requests SET status = $3, answer_message_id = $4, error = $5,"
-                " updated_at = now(), finished_at = $6 WHERE workspace_id = $1 AND id = $2",
+                " updated_at = now(), finished_at = $6, kind = coalesce($7, kind)"
+                " WHERE workspace_id = $1 AND id = $2",
                 scope.workspace,
                 source.request_id,
                 status,
                 answer_id,
                 error,
                 now,
+                kind,
             )
             await schedule_scope(conn, scope, now=now, idle_seconds=idle_seconds)
             return True
+
+    async def keep_open(self, source: SourceMessage) -> None:
+        """The host answers this request later and closes it itself."""
+        await self.pool.execute(
+            "UPDATE requests SET keep_open = true, updated_at = now() WHERE workspace_id = $1"
+            " AND id = $2",
+            source.scope.workspace,
+            source.request_id,
+        )
 
     async def request_status(self, source: SourceMessage) -> str | None:
         status: str | None = await self.pool.fetchval(

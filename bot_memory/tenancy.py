@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import asyncpg
-import structlog
 
+from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope
 from bot_memory.workspace import Limits, lock_workspace
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def default_workspace(bot_id: int, chat_id: int) -> str:

@@ -14,19 +14,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot_memory import control
 from bot_memory.access import Access, Gate, ItemView, Requester
 from bot_memory.intents import recognize
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel
 from bot_memory.settings import MemorySettings
 from bot_memory.state import MemoryRecord, message_id_of, source_id
 from bot_memory.store import SourceMessage, Store, UsageEntry
 from bot_memory.workspace import WorkspaceGone
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 QUERY_MEMORIES: dict[str, Any] = {
     "type": "function",

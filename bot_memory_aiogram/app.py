@@ -6,17 +6,17 @@ import asyncio
 import os
 import sys
 
-import structlog
 from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
 from bot_memory.database import DatabaseUnavailable
+from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def make_bot(token: str, api_url: str | None) -> Bot:

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from aiogram import Dispatcher
+from aiogram import Dispatcher, Router
 
 from bot_memory.service import Memory
-from bot_memory_aiogram.middleware import MemoryMiddleware, WorkspaceResolver
+from bot_memory_aiogram.i18n import LanguageResolver, Texts
+from bot_memory_aiogram.middleware import HandlerFlags, MemoryMiddleware, WorkspaceResolver
 from bot_memory_aiogram.routers import get_routers
 
-# Updates memory needs. Hosts that pass an explicit allowed_updates list must include these;
-# chat_member updates also require the bot to be an admin.
+# The update types memory handles; `dp.resolve_used_update_types()` finds them too, since the
+# library registers a handler for each. chat_member updates also need the bot to be an admin.
 ALLOWED_UPDATES = [
     "message",
     "edited_message",
-    "callback_query",
     "chat_member",
     "my_chat_member",
     "deleted_business_messages",
@@ -28,29 +30,52 @@ def setup(
     *,
     workspace: WorkspaceResolver | None = None,
     reference_agent: bool = False,
+    requests_in_states: bool = False,
+    locales: Iterable[Path | str] = (),
+    language: LanguageResolver | None = None,
+    close_on_shutdown: bool = False,
 ) -> MemoryMiddleware:
-    """Outer middleware + routers + worker hooks.
+    """Outer middleware, routers and worker hooks. Call it wherever you like: the memory
+    routers are placed before the host's own, so "remember ..." is never swallowed by a
+    catch-all.
 
-    `workspace(chat, user)`: the workspace a chat's memory lives in, or None when memory does
-    not apply to it (default: BOT_MEMORY_WORKSPACE if set, else one per group and one per
-    user's private chat).
-
-    The Memory object goes into workflow data now, once: values put there in a startup hook can
-    be shadowed during polling. Startup and shutdown only start and stop its worker.
+    workspace(chat, user): the workspace a chat's memory lives in, or None when memory does not
+      apply there (default: BOT_MEMORY_WORKSPACE if set, else one per group and per private chat).
+    reference_agent: answer every other directed message with the built-in agent.
+    requests_in_states: also recognize memory requests inside FSM states (default: a form's
+      input belongs to the form).
+    locales: extra Fluent folders (<path>/<language>/*.ftl) overriding or adding replies.
+    language(message): the reply language (default: the user's language_code).
+    close_on_shutdown: close the Memory when the dispatcher shuts down.
     """
     dp["memory"] = memory
+    dp["memory_texts"] = Texts(locales, language)
     middleware = MemoryMiddleware(memory, workspace)
     dp.update.outer_middleware(middleware)
-    for router in get_routers(middleware, reference_agent=reference_agent):
+    dp.message.middleware(HandlerFlags())
+    ours = get_routers(
+        middleware, reference_agent=reference_agent, requests_in_states=requests_in_states
+    )
+    for router in ours:
         dp.include_router(router)
+    _first(dp, ours)
 
     async def start_worker(*_args: Any, **_kwargs: Any) -> None:
         if memory.settings.run_worker:
             memory.worker.start()
 
     async def stop_worker(*_args: Any, **_kwargs: Any) -> None:
-        await memory.worker.stop()
+        if close_on_shutdown:
+            await memory.close()
+        else:
+            await memory.worker.stop()
 
     dp.startup.register(start_worker)
     dp.shutdown.register(stop_worker)
     return middleware
+
+
+def _first(dp: Dispatcher, ours: list[Router]) -> None:
+    """Memory's routers go before any the host included already (in their own order)."""
+    rest = [r for r in dp.sub_routers if r not in ours]
+    dp.sub_routers[:] = [*ours, *rest]

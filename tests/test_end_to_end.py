@@ -102,7 +102,7 @@ async def test_whole_loop_over_http(env: Env) -> None:
     sent = await env.say(
         7, user_id=ADMIN, language_code="zh-CN", **mentions("@memory_test_bot 关闭记忆")
     )
-    assert sent["text"].startswith("本聊天的记忆已关闭")
+    assert sent["text"].startswith("本话题的记忆已关闭")  # a forum Topic: "this topic"
     assert len(env.llm.chat_requests()) == before
     notes = await env.rows("SELECT summary FROM memory_records WHERE origin = 'note'")
     assert [n["summary"] for n in notes] == ["remember that I like green tea"]

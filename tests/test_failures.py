@@ -176,16 +176,34 @@ async def test_checkpoint_resumes_without_calling_the_model_again(
         await memory.close()
 
 
-async def test_stale_configuration_stops_work(db_url: str, llm: FakeOpenAI) -> None:
+async def test_a_configuration_change_stops_stale_work_and_plans_again_at_once(
+    db_url: str, llm: FakeOpenAI
+) -> None:
     memory = await open_memory(db_url, llm)
     try:
-        source = await memory.record(SCOPE, text="use the blue theme", speaker_id=7)
-        assert source is not None
-        await memory.store.start_request(source, provider="old", model="old-model")
-        await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+        await finished_exchange(memory, "use the blue theme")
+        from datetime import UTC, datetime
+
+        from bot_memory.pipeline.discovery import plan_due
+
+        [job_id] = await plan_due(memory.pipeline.ctx, datetime.now(UTC))
+        # Planned under a model that has since been replaced (a restart with new LLM_*).
+        await memory.store.pool.execute(
+            "UPDATE memory_jobs SET provider = 'old', model = 'old-model'"
+        )
         await memory.pipeline.tick()
-        [job] = await jobs_of(memory)
-        assert job["phase"] == "stopped" and "configuration changed" in str(job["last_error"])
-        assert llm.requests == []
+        jobs = await memory.store.pool.fetch(
+            "SELECT id, phase, stop_kind, provider, model FROM memory_jobs ORDER BY id"
+        )
+        # Stopped for the stale configuration, then planned again (the same input: the same
+        # job, revived) under the model configured now, and run in the same tick.
+        first = next(j for j in jobs if j["id"] == job_id)
+        assert (first["phase"], first["provider"], first["model"]) == (
+            "done",
+            memory.model.provider,
+            "fake-model",
+        )
+        assert len(llm.requests_by_purpose("memory_extraction")) == 1
+        assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 1
     finally:
         await memory.close()

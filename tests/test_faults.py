@@ -113,7 +113,11 @@ async def test_a_worker_killed_mid_call_is_never_replayed(db_url: str, llm: Fake
         await exchange(memory)
         llm.script("hang")
         proc = await spawn_worker(db_url, llm)
-        await llm.wait_for_requests(1, timeout=60)
+
+        async def in_flight() -> bool:  # the request's body has arrived: the call is out
+            return len(llm.requests_by_purpose("memory_extraction")) == 1
+
+        await wait_until(in_flight, timeout=60)
         await kill(proc)
         [(outcome, _, reserved)] = await ledger_rows(memory)
         assert outcome == "pending" and reserved > 0  # on disk before the request left

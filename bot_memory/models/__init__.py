@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel, Completion, ModelError, StructuredOutput, Usage
 from bot_memory.models.prices import price_of
 from bot_memory.settings import MemorySettings
 
 __all__ = ["ChatModel", "Completion", "ModelError", "StructuredOutput", "Usage", "build_model"]
 
+log = get_logger(__name__)
+
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+
 
 def build_model(settings: MemorySettings) -> ChatModel:
-    if settings.llm_base_url:
+    """The configured OpenAI-compatible server (LLM_* or the openai SDK's OPENAI_BASE_URL /
+    OPENAI_API_KEY; an API key alone means api.openai.com), else the offline model."""
+    base_url = settings.llm_base_url or (OPENAI_BASE_URL if settings.llm_api_key else None)
+    if base_url:
         from bot_memory.models.openai_compat import OpenAICompatibleModel
 
-        model = settings.llm_model or "default"
+        model = settings.llm_model or DEFAULT_MODEL
         listed = price_of(model)
         known = listed is not None or settings.llm_input_usd_per_mtok is not None
         input_price, output_price = listed or (0.0, 0.0)
@@ -22,7 +32,7 @@ def build_model(settings: MemorySettings) -> ChatModel:
         if settings.llm_output_usd_per_mtok is not None:
             output_price = settings.llm_output_usd_per_mtok
         return OpenAICompatibleModel(
-            base_url=settings.llm_base_url,
+            base_url=base_url,
             api_key=settings.llm_api_key,
             model=model,
             timeout_seconds=settings.llm_timeout_seconds,
@@ -33,6 +43,11 @@ def build_model(settings: MemorySettings) -> ChatModel:
         )
     from bot_memory.models.offline import OfflineModel
 
+    log.warning(
+        "memory.offline_model",
+        detail="no model server is configured (LLM_BASE_URL or OPENAI_BASE_URL / OPENAI_API_KEY):"
+        " the built-in offline model writes crude memories and answers",
+    )
     return OfflineModel(
         summary_max_bytes=settings.summary_max_bytes,
         index_max_bytes=settings.index_max_bytes,

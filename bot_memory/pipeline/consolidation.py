@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import structlog
-
+from bot_memory.logs import get_logger
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
@@ -27,7 +26,7 @@ from bot_memory.scopes import ScopeKind
 from bot_memory.state import MemoryRecord, ScopeState
 from bot_memory.workspace import WorkspaceTx, record_from_row
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CANDIDATE_SUMMARY_CHARS = 600
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import asyncpg
-import structlog
 from pydantic import BaseModel
 
 from bot_memory.charging import Charge, Charger
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.jobs import Job
@@ -18,7 +18,7 @@ from bot_memory.pipeline.prompts import CONSOLIDATION, EXTRACTION
 from bot_memory.settings import MemorySettings
 from bot_memory.store import Store
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 M = TypeVar("M", bound=BaseModel)
 
 OUTPUT_NAMES = {"memory_extract": EXTRACTION, "memory_consolidate": CONSOLIDATION}

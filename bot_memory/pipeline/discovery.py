@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 import asyncpg
-import structlog
 
+from bot_memory.logs import get_logger
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.batching import Pair, next_batch
 from bot_memory.pipeline.consolidation import plan_pending
@@ -22,7 +22,7 @@ from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
 from bot_memory.state import ScopeState, source_id
 from bot_memory.workspace import WorkspaceGone, WorkspaceTx
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 async def plan_due(ctx: PipelineContext, now: datetime, *, limit: int = 500) -> list[int]:
@@ -172,6 +172,10 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
             return None
         origin = batch.pairs[-1].request_id
         provider, model = pinned[origin]
+        if (provider, model) != (ctx.model.provider, ctx.model.model):
+            # Pinned to a configuration that has since changed: that work is stale, and it
+            # runs under the model configured now.
+            provider, model = ctx.model.provider, ctx.model.model
         snapshot = Snapshot(
             scope_kind=state.scope.kind,
             sources=[s for p in batch.pairs for s in (p.user, p.assistant)],
@@ -184,8 +188,8 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
             phase="extract",
             snapshot=snapshot,
             origin_request_id=origin,
-            provider=provider or ctx.model.provider,
-            model=model or ctx.model.model,
+            provider=provider,
+            model=model,
         )
         if job_id is not None:
             log.info(

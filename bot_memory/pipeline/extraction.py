@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import structlog
-
+from bot_memory.logs import get_logger
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
@@ -16,7 +15,7 @@ from bot_memory.redaction import redact
 from bot_memory.state import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.workspace import WorkspaceTx, record_from_row
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 EXISTING_SUMMARY_CHARS = 400  # existing memories accompany a batch in brief
 

@@ -10,27 +10,33 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import structlog
-
 from bot_memory import ledger
+from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.retention import drop_empty_scopes
 from bot_memory.scopes import Scope
 from bot_memory.store import schedule_scope
 from bot_memory.workspace import WorkspaceGone
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 async def close_abandoned(ctx: PipelineContext, now: datetime) -> int:
-    """Requests a host kept open past the abandonment window stop holding their scope."""
-    cutoff = now - timedelta(seconds=ctx.settings.open_request_abandon_seconds)
+    """Open requests stop holding their scope: those a host explicitly kept open after the
+    abandonment window (6 h), any other (its process died mid-handler) after the request
+    timeout."""
+    kept = now - timedelta(seconds=ctx.settings.open_request_abandon_seconds)
+    lost = now - timedelta(seconds=ctx.settings.request_timeout_seconds)
     rows = await ctx.pool.fetch(
-        "UPDATE requests SET status = 'failed', error = 'abandoned: no outcome reported',"
-        " finished_at = $2, updated_at = now()"
-        " WHERE status IN ('queued', 'running', 'awaiting_approval') AND updated_at < $1"
+        "UPDATE requests SET status = CASE WHEN keep_open THEN 'failed' ELSE 'unanswered' END,"
+        " error = CASE WHEN keep_open THEN 'abandoned: no outcome reported'"
+        " ELSE 'never closed: the handling process ended' END,"
+        " finished_at = $3, updated_at = now()"
+        " WHERE status IN ('queued', 'running', 'awaiting_approval')"
+        " AND updated_at < $2 AND (NOT keep_open OR updated_at < $1)"
         " RETURNING scope",
-        cutoff,
+        kept,
+        lost,
         now,
     )
     for row in rows:

@@ -18,15 +18,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import structlog
-
 from bot_memory import ledger
 from bot_memory.charging import BudgetExhausted
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.consolidation import run_consolidation
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.discovery import plan_due
+from bot_memory.pipeline.discovery import plan_due, rearm
 from bot_memory.pipeline.extraction import run_extraction
 from bot_memory.pipeline.inputs import SourcesChanged
 from bot_memory.pipeline.jobs import Job, StopKind
@@ -39,7 +38,7 @@ from bot_memory.pipeline.maintenance import (
 from bot_memory.retention import expire_due
 from bot_memory.workspace import WorkspaceGone
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass
@@ -113,9 +112,13 @@ class Pipeline:
                 log.warning("pipeline.job_stopped", job=job.id, reason="call cut off earlier")
                 return job.phase
             if not self.ctx.config_matches(job):
+                # Work planned for the old model stops; the scope is planned again at once,
+                # under the model configured now.
                 await jobs.stop(
                     self.ctx.pool, job, "model or provider configuration changed", "config"
                 )
+                async with self.ctx.pool.acquire() as conn:
+                    await rearm(conn, job.workspace, job.scope_key, now)
                 log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
                 return job.phase
             async with self._heartbeat(job):

@@ -1,5 +1,6 @@
 """Ingress: the outer middleware that resolves scopes and records directed messages."""
 
+from bot_memory_aiogram.middleware.answers import FLAG, HandlerFlags
 from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
 from bot_memory_aiogram.middleware.memory import (
     DIRECTED_KEY,
@@ -16,12 +17,14 @@ from bot_memory_aiogram.middleware.memory import (
 
 __all__ = [
     "DIRECTED_KEY",
+    "FLAG",
     "GATE_KEY",
     "RECORDED_KEY",
     "SCOPE_KEY",
     "SOURCE_KEY",
     "TURN_KEY",
     "UNAVAILABLE_KEY",
+    "HandlerFlags",
     "MemoryMiddleware",
     "WorkspaceResolver",
     "is_directed",

@@ -7,18 +7,21 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import structlog
 from aiogram import BaseMiddleware, Bot
+from aiogram.dispatcher.event.bases import UNHANDLED
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import Chat, Message, TelegramObject, Update, User
 
 from bot_memory.access import Gate, LookupFailed, MemberStatus
 from bot_memory.database import is_connection_error
+from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope, resolve_scope
 from bot_memory.service import Memory, MemoryUnavailable
+from bot_memory.store import SourceMessage
+from bot_memory_aiogram.middleware.answers import Capture, current_capture, watch
 from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SCOPE_KEY = "memory_scope"
 SOURCE_KEY = "memory_source"
@@ -30,6 +33,11 @@ UNAVAILABLE_KEY = "memory_unavailable"  # directed, but PostgreSQL is away: held
 
 # resolver(chat, user) -> workspace name, or None when memory does not apply to that chat.
 WorkspaceResolver = Callable[[Chat, User | None], str | Awaitable[str | None] | None]
+
+
+def _is_command(message: Message) -> bool:
+    entities = message.entities or message.caption_entities or []
+    return any(e.type == "bot_command" and e.offset == 0 for e in entities)
 
 
 def member_lookup(bot: Bot) -> Callable[[int, int], Awaitable[MemberStatus]]:
@@ -86,12 +94,62 @@ class MemoryMiddleware(BaseMiddleware):
         data[RECORDED_KEY] = False
         data[UNAVAILABLE_KEY] = False
         message = event.message if isinstance(event, Update) else None
-        if message is not None:
-            try:
-                await self._ingress(message, data)
-            except Exception:  # memory must never take the host's bot down
-                log.exception("memory.record_failed", update_id=getattr(event, "update_id", None))
-        return await handler(event, data)
+        if message is None:
+            return await handler(event, data)
+        try:
+            await self._ingress(message, data)
+        except Exception:  # memory must never take the host's bot down
+            log.exception("memory.record_failed", update_id=getattr(event, "update_id", None))
+        source: SourceMessage | None = data.get(SOURCE_KEY)
+        if source is None:
+            return await handler(event, data)
+        watch(data["bot"])
+        capture = Capture(chat_id=message.chat.id)
+        token = current_capture.set(capture)
+        try:
+            result = await handler(event, data)
+        except BaseException as exc:
+            await self._close(source, capture, data["bot"], message, failed=repr(exc)[:300])
+            raise
+        finally:
+            current_capture.reset(token)
+        await self._close(source, capture, data["bot"], message, unhandled=result is UNHANDLED)
+        return result
+
+    async def _close(
+        self,
+        source: SourceMessage,
+        capture: Capture,
+        bot: Bot,
+        message: Message,
+        *,
+        failed: str | None = None,
+        unhandled: bool = False,
+    ) -> None:
+        """Close the request with what happened (a finish the host or a router already made
+        stands: closing is once)."""
+        try:
+            if capture.flag == "keep_open":
+                await self._memory.store.keep_open(source)
+                return
+            kind = None
+            if _is_command(message) and capture.flag != "source":
+                kind = "command"  # recorded and answered, but not a conversation source
+            if failed is not None:
+                await self._memory.finish(source, status="failed", error=failed, kind=kind)
+            elif unhandled or capture.flag == "skip" or not capture.sent:
+                await self._memory.finish(source, status="unanswered", kind=kind)
+            else:
+                await self._memory.finish(
+                    source,
+                    status="succeeded",
+                    answer_text=capture.answer_text(),
+                    answer_telegram_id=capture.sent[0].message_id,
+                    bot_id=bot.id,
+                    kind=kind,
+                )
+        except Exception:  # never let bookkeeping take the host's answer down
+            log.exception("memory.close_failed", request=source.request_id)
 
     async def _ingress(self, message: Message, data: dict[str, Any]) -> None:
         bot: Bot = data["bot"]

@@ -9,12 +9,17 @@ from bot_memory_aiogram.routers.outage import outage_router
 from bot_memory_aiogram.routers.requests import requests_router
 
 
-def get_routers(middleware: MemoryMiddleware, *, reference_agent: bool = False) -> list[Router]:
+def get_routers(
+    middleware: MemoryMiddleware,
+    *,
+    reference_agent: bool = False,
+    requests_in_states: bool = False,
+) -> list[Router]:
     """Fresh routers (a router can be attached to one parent only)."""
     routers = [
         chat_events_router(middleware),
         outage_router(reference_agent=reference_agent),
-        requests_router(),
+        requests_router(in_states=requests_in_states),
     ]
     if reference_agent:
         routers.append(agent_router())

@@ -2,34 +2,35 @@
 
 from __future__ import annotations
 
-import structlog
 from aiogram import Bot, F, Router
+from aiogram.filters import StateFilter
 from aiogram.types import Message
 
+from bot_memory.logs import get_logger
 from bot_memory.models.base import ModelError
 from bot_memory.service import Memory
 from bot_memory.turn import Turn
-from bot_memory_aiogram.i18n import t
-from bot_memory_aiogram.routers.common import Directed, deliver, language_of
+from bot_memory_aiogram.i18n import Texts
+from bot_memory_aiogram.routers.common import Directed, deliver
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def agent_router() -> Router:
     router = Router(name="bot_memory.agent")
-    router.message.filter(Directed())
+    router.message.filter(Directed(), StateFilter(None))
     router.message.register(on_directed_message, F.text | F.caption)
     return router
 
 
 async def on_directed_message(
-    message: Message, bot: Bot, memory: Memory, memory_turn: Turn
+    message: Message, bot: Bot, memory: Memory, memory_turn: Turn, memory_texts: Texts
 ) -> None:
     try:
         answer = await memory.agent.answer(memory_turn)
     except ModelError as exc:
         log.warning("memory.answer_failed", error=str(exc), outcome=exc.outcome)
-        text = t(language_of(message), "memory-model-unavailable")
+        text = memory_texts(memory_texts.language(message), "memory-model-unavailable")
         await deliver(message, bot, memory, memory_turn.source, text, failed=str(exc))
         return
     await deliver(message, bot, memory, memory_turn.source, answer.text)

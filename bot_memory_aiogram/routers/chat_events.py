@@ -8,16 +8,16 @@ handlers for the same updates still run. Registering them is also what makes
 
 from __future__ import annotations
 
-import structlog
 from aiogram import Bot, F, Router
 from aiogram.dispatcher.event.bases import SkipHandler
 from aiogram.types import BusinessMessagesDeleted, ChatMemberUpdated, Message
 
 from bot_memory.access import MemberStatus
+from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 GONE_STATUSES = frozenset({"left", "kicked"})
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import structlog
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
 from aiogram.filters import Filter
 from aiogram.types import Message
 
+from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
 from bot_memory_aiogram.i18n import pick_language
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TELEGRAM_TEXT_LIMIT = 4096
 
@@ -31,6 +31,11 @@ def clip(text: str) -> str:
 def language_of(message: Message, fallback: str | None = None) -> str:
     code = message.from_user.language_code if message.from_user else None
     return pick_language(code, fallback)
+
+
+def in_topic(message: Message) -> bool:
+    """Replies about switching say "in this topic" in forum groups."""
+    return bool(message.chat.is_forum)
 
 
 async def deliver(

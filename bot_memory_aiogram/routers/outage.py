@@ -8,8 +8,8 @@ from aiogram import F, Router
 from aiogram.filters import Filter
 from aiogram.types import Message
 
-from bot_memory_aiogram.i18n import t
-from bot_memory_aiogram.routers.common import clip, language_of
+from bot_memory_aiogram.i18n import Texts
+from bot_memory_aiogram.routers.common import clip
 from bot_memory_aiogram.routers.requests import RecognizedRequest
 
 
@@ -27,5 +27,6 @@ def outage_router(*, reference_agent: bool) -> Router:
     return router
 
 
-async def notice(message: Message) -> None:
-    await message.answer(clip(t(language_of(message), "memory-db-unavailable")))
+async def notice(message: Message, memory_texts: Texts) -> None:
+    text = memory_texts(memory_texts.language(message), "memory-db-unavailable")
+    await message.answer(clip(text))

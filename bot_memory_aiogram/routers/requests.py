@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from aiogram import Bot, Router
-from aiogram.filters import Filter
+from aiogram.filters import Filter, StateFilter
 from aiogram.types import Message
 
 from bot_memory.access import Gate
 from bot_memory.control import Outcome
 from bot_memory.intents import MemoryRequest, recognize
+from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
-from bot_memory_aiogram.i18n import t
+from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.directed import message_flags
-from bot_memory_aiogram.routers.common import Directed, deliver, language_of
+from bot_memory_aiogram.routers.common import Directed, deliver, in_topic
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 REPLIES: dict[Outcome, str] = {
     "remembered": "memory-remembered",
@@ -37,6 +37,17 @@ REPLIES: dict[Outcome, str] = {
 }
 
 
+TOPIC_REPLIES = frozenset(
+    {
+        "memory-enabled",
+        "memory-disabled",
+        "memory-already-enabled",
+        "memory-already-disabled",
+        "memory-off",
+    }
+)
+
+
 class RecognizedRequest(Filter):
     """Passes a directed message that really asks for a memory action; injects it."""
 
@@ -49,9 +60,13 @@ class RecognizedRequest(Filter):
         return False if request is None else {"memory_request": request}
 
 
-def requests_router() -> Router:
+def requests_router(*, in_states: bool = False) -> Router:
+    """Memory requests. Outside FSM states only (a form's own input is the form's), unless the
+    host opts in with setup(..., requests_in_states=True)."""
     router = Router(name="bot_memory.requests")
     router.message.filter(Directed())
+    if not in_states:
+        router.message.filter(StateFilter(None))
     router.message.register(on_memory_request, RecognizedRequest())
     return router
 
@@ -63,8 +78,10 @@ async def on_memory_request(
     memory_source: SourceMessage,
     memory_gate: Gate,
     memory_request: MemoryRequest,
+    memory_texts: Texts,
 ) -> None:
-    language = language_of(message, memory_request.language)
+    language = memory_texts.language(message, memory_request.language)
+    t = memory_texts
     await memory.begin(memory_source, kind="memory_control")
     try:
         who = await memory_gate.membership()  # asked now, when the action needs it
@@ -82,5 +99,8 @@ async def on_memory_request(
         memory_ids=result.memory_ids,
         reason=who.reason,
     )
-    text = t(language, REPLIES[result.outcome], count=len(result.memory_ids))
+    key = REPLIES[result.outcome]
+    if key in TOPIC_REPLIES and in_topic(message):
+        key += "-topic"
+    text = t(language, key, count=len(result.memory_ids))
     await deliver(message, bot, memory, memory_source, text)

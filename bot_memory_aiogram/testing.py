@@ -1,0 +1,141 @@
+"""A test kit for host bots: your own Dispatcher, polling a Bot API emulator on loopback, with a
+fake OpenAI-compatible model server and a real PostgreSQL.
+
+    from bot_memory_aiogram.testing import running_bot
+
+    async def test_it_remembers():
+        async with running_bot(build_dispatcher) as bot:      # build_dispatcher(memory) -> dp
+            assert await bot.say("remember that my cat is Mochi") == "Noted. I'll remember that."
+            await bot.idle()                                    # the idle window passes
+            assert "Mochi" in (await bot.memories())[0]
+
+PostgreSQL: DATABASE_URL (or TEST_DATABASE_URL) if set, else an embedded server in a temporary
+folder. The model: the fake server (`bot.llm`), whose base URL and key are in the Memory's
+settings (`memory.settings.llm_base_url`), so a host's own openai client can point at it too.
+Polling subscribes to `dp.resolve_used_update_types()`, as a careful host would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiogram import Bot, Dispatcher
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory_aiogram.emulator import BotAPIEmulator
+from bot_memory_aiogram.fake_openai import FakeOpenAI
+
+__all__ = ["BotAPIEmulator", "FakeOpenAI", "TestBot", "running_bot"]
+
+BuildDispatcher = Callable[[Memory], Dispatcher | Awaitable[Dispatcher]]
+
+
+@dataclass
+class TestBot:
+    emu: BotAPIEmulator
+    llm: FakeOpenAI
+    memory: Memory
+    dp: Dispatcher
+    bot: Bot
+    chat_id: int = 1001
+
+    async def say(self, text: str, **message: Any) -> str:
+        """Send a message (private chat 1001 unless chat_id/user_id say otherwise) and return
+        the bot's reply to it."""
+        expected = len(self.emu.sent) + 1
+        self.send(text, **message)
+        calls = await self.emu.wait_for_sent(expected)
+        return str(calls[expected - 1].params.get("text", ""))
+
+    def send(self, text: str, **message: Any) -> dict[str, Any]:
+        """Send a message without waiting for a reply; returns the update."""
+        message.setdefault("chat_id", self.chat_id)
+        message.setdefault("user_id", message["chat_id"] if message["chat_id"] > 0 else 1001)
+        return self.emu.push_message(text=text, **message)
+
+    async def settled(self) -> None:
+        """Every update consumed and every request closed."""
+        await self.emu.wait_idle(quiet=0.1)
+        for _ in range(200):
+            if not await self.memory.store.pool.fetchval(
+                "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
+                " AND NOT keep_open"
+            ):
+                return
+            await asyncio.sleep(0.05)
+
+    async def idle(self) -> None:
+        """Let the idle window pass and the worker extract and consolidate (one tick)."""
+        await self.settled()
+        await self.memory.pipeline.tick()
+
+    async def memories(self, workspace: str | None = None) -> list[str]:
+        """The titles and summaries of the stored, valid records (of one workspace or all)."""
+        rows = await self.memory.store.pool.fetch(
+            "SELECT title, summary FROM memory_records WHERE valid"
+            " AND ($1::text IS NULL OR workspace_id = $1) ORDER BY created_at",
+            workspace,
+        )
+        return [f"{r['title']}\n{r['summary']}" for r in rows]
+
+
+@asynccontextmanager
+async def running_bot(
+    build: BuildDispatcher, *, worker: bool = False, **settings: Any
+) -> AsyncIterator[TestBot]:
+    """Your Dispatcher, polling the emulator, with memory on a fake model.
+
+    `build(memory)` returns the Dispatcher, with `setup(dp, memory)` already called, exactly as
+    your bot builds it. `worker=True` also runs the background worker (by default tests drive it
+    with `await bot.idle()`). Other keywords are MemorySettings fields.
+    """
+    emu = BotAPIEmulator()
+    llm = FakeOpenAI(api_key="test-key")
+    await emu.start()
+    await llm.start()
+    folder = tempfile.TemporaryDirectory(prefix="bot-memory-test-")
+    url = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
+    values: dict[str, Any] = {
+        "database_url": url,
+        "data_dir": Path(folder.name),
+        "llm_base_url": llm.base_url,
+        "llm_api_key": "test-key",
+        "llm_model": "fake-model",
+        "idle_window_seconds": 0,
+        "tick_interval_seconds": 0.05,
+        "run_worker": worker,
+        **settings,
+    }
+    memory = await Memory.open(MemorySettings(**values))
+    bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
+    built = build(memory)
+    dp = await built if inspect.isawaitable(built) else built
+    polling = asyncio.create_task(
+        dp.start_polling(
+            bot,
+            handle_signals=False,
+            polling_timeout=1,
+            allowed_updates=dp.resolve_used_update_types(),
+        )
+    )
+    try:
+        yield TestBot(emu=emu, llm=llm, memory=memory, dp=dp, bot=bot)
+    finally:
+        await dp.stop_polling()
+        await asyncio.wait_for(polling, 10)
+        await memory.close()
+        await bot.session.close()
+        await llm.stop()
+        await emu.stop()
+        folder.cleanup()

@@ -1,0 +1,30 @@
+"""Drops a user's messages that come faster than one per `seconds` (a common host pattern)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram import BaseMiddleware
+from aiogram.types import Message, TelegramObject
+
+
+class ThrottlingMiddleware(BaseMiddleware):
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.last: dict[int, float] = {}
+
+    async def __call__(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        data: dict[str, Any],
+    ) -> Any:
+        user = event.from_user if isinstance(event, Message) else None
+        if user is not None:
+            now = time.monotonic()
+            if now - self.last.get(user.id, 0.0) < self.seconds:
+                return None  # dropped: no handler runs
+            self.last[user.id] = now
+        return await handler(event, data)
