@@ -7,11 +7,12 @@ conservative:
   "forget"/"disable" destroys or hides memory.  Every rule therefore
   *whitelists* the shapes it accepts, and anything else -- questions, reported
   speech, idioms, negations, other things being switched -- returns ``None``.
-* Requests start at the beginning of the message (after an optional
-  ``@mention`` and a polite prefix), so triggers are only looked for in a
-  bounded head of the text.  All patterns are anchored and free of nested
-  ambiguous quantifiers, and the few end-anchored checks run on a bounded tail
-  or on a bounded whole message, so the cost is linear in the message length.
+* Requests start at the beginning of the message, after optional prefixes (an
+  ``@mention``, a greeting, a time adverbial, a polite form: "hey bot, from now
+  on please ..."), so triggers are only looked for in a bounded head of the
+  text.  All patterns are anchored and free of nested ambiguous quantifiers,
+  and the few end-anchored checks run on a bounded tail or on a bounded whole
+  message, so the cost is linear in the message length.
 * Matching happens on a normalised copy of the head (full-width punctuation,
   curly quotes, odd spaces and the traditional characters we care about are
   mapped one-to-one), so indices found there are valid in the original text and
@@ -117,35 +118,66 @@ _WB = r"(?![\w'\-])"
 # ---------------------------------------------------------------------------
 
 _COMMAND = re.compile(
-    r"/(remember|forget|memory_on|memory_off)(?:@[A-Za-z0-9_]+)?(?![\w@/])[\s:]*", _I
+    r"/(remember|forget|memory_on|memory_off|memory)(?:@[A-Za-z0-9_]+)?(?![\w@/])[\s:]*", _I
 )
+# "/memory on" / "/memory off": the switch word, then at most a short tail.
+_COMMAND_SWITCH = re.compile(rf"(on|off){_WB}", _I)
 
 _ZH_MODAL = r"(?:你|您)?(?:能不能|可不可以|能否|可否|可以|能)"
 
-# Each entry: (pattern, sets_polite, sets_modal).  Tried repeatedly, in order
-# of the alternation, as one compiled regex (group ``p<i>`` is entry i).
-_PREFIX_TABLE: tuple[tuple[str, bool, bool], ...] = (
-    (r"@[A-Za-z0-9_]{3,64}(?![A-Za-z0-9_])[\s,:]*", False, False),
-    (rf"(?:hey|hi|hello|ok|okay|so|also|and|oh|btw|by\s+the\s+way){_WB}[\s,]*", False, False),
-    (rf"(?:please|pls|plz|kindly){_WB}[\s,]*", True, False),
-    (rf"(?:could|can|would|will)\s+you\s+(?:please|kindly){_WB}[\s,]*", True, True),
-    (r"(?:could|can|would|will)\s+you\s+", False, True),
-    (r"i(?:\s+(?:want|need|would\s+like)|'d\s+like)\s+you\s+to\s+", True, False),
-    (r"(?:对了|另外|还有|好的|嗯)[\s,]+", False, False),
-    (r"我(?:要|想|希望|需要)(?:让|请)?(?:你|您)", True, False),
-    (r"(?:请|麻烦|劳驾|拜托)(?:你|您)?", True, False),
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    pattern: str
+    polite: bool = False  # a polite form: a trailing '?'/吗 is no question
+    modal: bool = False  # "can you ...": a bare capability question is no request
+    you: bool = False  # a bare "你": may open a statement about the bot
+
+
+# Tried repeatedly, in order of the alternation, as one compiled regex (group
+# ``p<i>`` is entry i).  Greetings, addressing the bot and time adverbials only
+# let the request that follows them through: they never make a request of
+# anything else.
+_PREFIX_TABLE: tuple[_Prefix, ...] = (
+    _Prefix(r"@[A-Za-z0-9_]{3,64}(?![A-Za-z0-9_])[\s,:]*"),
+    # "hey bot, ...", "good morning! ..."; "hey Anna, ..." stops at the name.
+    _Prefix(
+        r"(?:hey|hi|hiya|hello|yo|dear|good\s+(?:morning|afternoon|evening))"
+        rf"(?:\s+(?:bot|robot|assistant))?{_WB}[\s,!]*"
+    ),
+    _Prefix(r"(?:bot|robot|assistant)\s*[,:!][\s,]*"),
+    _Prefix(rf"(?:ok|okay|so|also|and|oh|btw|by\s+the\s+way){_WB}[\s,]*"),
+    _Prefix(
+        r"(?:from\s+(?:now|today)\s+on|going\s+forward|in\s+(?:the\s+)?future"
+        rf"|for\s+future\s+reference){_WB}[\s,]*"
+    ),
+    _Prefix(rf"(?:please|pls|plz|kindly){_WB}[\s,]*", polite=True),
+    _Prefix(
+        rf"(?:could|can|would|will)\s+you\s+(?:please|kindly){_WB}[\s,]*", polite=True, modal=True
+    ),
+    _Prefix(r"(?:could|can|would|will)\s+you\s+", modal=True),
+    _Prefix(r"i(?:\s+(?:want|need|would\s+like)|'d\s+like)\s+you\s+to\s+", polite=True),
+    _Prefix(r"(?:对了|另外|还有|好的|嗯)[\s,]+"),
+    _Prefix(
+        r"(?:你好|您好|嗨|哈喽|哈啰|嘿|喂|早上好|早安|下午好|晚上好)(?:[\s,]*(?:机器人|小助手|助手))?"
+        r"[\s,!~]*"
+    ),
+    _Prefix(r"(?:机器人|小助手|助手)[\s,:!]+"),
+    _Prefix(r"(?:以后|今后|往后|从今以后|从今往后|从(?:现在|今天)(?:起|开始))[\s,]*"),
+    _Prefix(r"我(?:要|想|希望|需要)(?:让|请)?(?:你|您)", polite=True),
+    _Prefix(r"(?:请|麻烦|劳驾|拜托)(?:你|您)?", polite=True),
     # "你能帮我…吗" is a request, "你能记住…吗" may be a capability question:
     # only the helper/please words make it polite.
-    (_ZH_MODAL + r"(?:请|麻烦)(?:你|您)?", True, True),
-    (_ZH_MODAL + r"(?:帮我|替我|帮忙)", True, True),
-    (_ZH_MODAL, False, True),
-    (r"(?:帮我|替我|帮忙|给我)", True, False),
-    (r"(?:你|您)(?:要)?(?=[记忘别不把删清抹移去关停禁暂开打启恢重从])", False, False),
+    _Prefix(_ZH_MODAL + r"(?:请|麻烦)(?:你|您)?", polite=True, modal=True),
+    _Prefix(_ZH_MODAL + r"(?:帮我|替我|帮忙)", polite=True, modal=True),
+    _Prefix(_ZH_MODAL, modal=True),
+    _Prefix(r"(?:帮我|替我|帮忙|给我)", polite=True),
+    # A bare "你…" also opens statements about the bot ("你记得我说过…",
+    # "你把我的生日忘了"); the rules that care look at ``you``.
+    _Prefix(r"(?:你|您)(?:要)?(?=[记忘别不把删清抹移去关停禁暂开打启恢重从])", you=True),
 )
-_PREFIX = re.compile(
-    "|".join(f"(?P<p{i}>{pat})" for i, (pat, _, _) in enumerate(_PREFIX_TABLE)), _I
-)
-_PREFIX_FLAGS = {f"p{i}": (polite, modal) for i, (_, polite, modal) in enumerate(_PREFIX_TABLE)}
+_PREFIX = re.compile("|".join(f"(?P<p{i}>{e.pattern})" for i, e in enumerate(_PREFIX_TABLE)), _I)
+_PREFIX_BY_GROUP = {f"p{i}": entry for i, entry in enumerate(_PREFIX_TABLE)}
 
 
 # ---------------------------------------------------------------------------
@@ -338,11 +370,16 @@ _EN_REMEMBER_TRIGGERS: tuple[tuple[re.Pattern[str], _EnContent], ...] = (
 )
 
 _EN_FORGET = re.compile(rf"forget{_WB}", _I)
+# "stop remembering my address" forgets one thing; "stop remembering (things)"
+# alone is the memory switch (``_EN_DISABLE``).
+_EN_STOP_REMEMBERING = re.compile(rf"stop\s+remembering{_WB}", _I)
 _EN_REMEMBER_AGAIN = re.compile(rf"remember{_WB}", _I)
 _EN_DELETE_MEMORY_ABOUT = re.compile(
     r"(?:delete|remove|erase|clear|wipe|drop)\s+"
-    r"(?:the\s+|my\s+|any\s+|all\s+(?:the\s+|my\s+)?|your\s+)?(?:saved\s+|stored\s+)?"
-    r"(?:memory|memories)\s+(?:(?:that\s+)?(?:says|said)\s+|about\s+|of\s+|on\s+|regarding\s+"
+    r"(?:the\s+|my\s+|any\s+|all\s+(?:the\s+|my\s+)?|your\s+|that\s+|this\s+|those\s+"
+    r"|these\s+)?(?:saved\s+|stored\s+)?(?:memory|memories)\s+"
+    r"(?:you\s+(?:have|saved|stored|kept)\s+)?"
+    r"(?:(?:that\s+)?(?:says|said)\s+|about\s+|of\s+|on\s+|regarding\s+"
     r"|concerning\s+|related\s+to\s+|that\s+|where\s+)",
     _I,
 )
@@ -353,6 +390,14 @@ _EN_DELETE_WHAT_YOU_KNOW = re.compile(
 )
 
 _ZH_REMEMBER = re.compile(r"(?:帮我|替我|给我)?(?:记下来|记录一下|记录下来|记一下|记下|记住|记好)")
+# "记得…" is a request only with a fact about the user ("记得我不吃辣"), never a
+# to-do for the listener ("记得带伞"), "记得住" (can remember) or a question.
+_ZH_KEEP = re.compile(r"记得(?![住清起牢])")
+# Reminiscing: "记得我们那次去三亚", "记得我小时候…".
+_ZH_REMINISCE = re.compile(r"那次|那天|那晚|那年|那时|那会|当年|当时|小时候|的时候|第一次")
+# Admonitions with nothing to keep: "记得我说过的话".
+_ZH_KEEP_EMPTY = re.compile(r"我们?(?:刚才|之前|以前)?(?:跟你|和你|对你)?(?:说|讲|告诉你)过?的话?")
+_ZH_TRAILING_PARTICLES = "哦噢啊喔呀哈嘛啦喽咯哟"
 _ZH_DONT_FORGET = re.compile(r"(?:千万|可)?(?:别|不要)(?:忘了|忘记|忘掉)")
 _ZH_FORGET = re.compile(r"忘记|忘掉|忘了")
 _ZH_SEP = re.compile(r"[\s:,\-]+")
@@ -365,23 +410,45 @@ _ZH_SELF_LEAD = re.compile(r"我|咱|关于|有关")
 _ZH_FORGET_LEAD = re.compile(
     r"我|关于|有关|之前|刚才|刚刚|上次|以前|那条|这条|你记得的|你知道的|所有关于"
 )
+# What the user said: the only object that makes a bare "忘了…" a request
+# ("忘了我说过的那件事"), unlike "忘了我的钥匙" ((I) forgot my keys).
+_ZH_SAID = re.compile(
+    r"我(?:们)?(?:刚才|刚刚|之前|以前|上次|昨天|那天)?(?:跟你|和你|对你)?"
+    r"(?:说过|说|讲过|讲|提过|提到过?|告诉过?你|发过?)的"
+)
+# "把X忘了" without 吧 is mostly "(I) left X behind" ("把我的钥匙忘了"): only
+# information, not objects, makes it a request ("把我的生日忘了").
+_ZH_INFO_END = re.compile(
+    r"(?:生日|地址|住址|电话|号码|手机号|名字|邮箱|年龄|工作|工资|收入|密码|信息|资料|情况"
+    r"|事|事情|话|消息|内容|说的|讲的|说过的|讲过的|提过的|告诉你的|习惯|喜好|爱好|偏好"
+    r"|病史|过敏)\Z"
+)
 
 # Whole-message patterns, matched against the cleaned, normalised remainder.
+_PLACE_EN = r"(?:chat|group|group\s+chat|conversation|topic|thread)"
 _MEM_EN = (
-    r"(?:(?:the|your|this|chat|bot|conversation|long[- ]term)\s+)*memory"
+    rf"(?:(?:this|the)\s+{_PLACE_EN}'s\s+)?"
+    rf"(?:(?:the|your|this|chat|bot|conversation|group|topic|thread|long[- ]term)\s+)*memory"
     r"(?:\s+(?:feature|function|mode|recall|system))?"
 )
 _SUFFIX_EN = (
-    r"(?:\s+(?:for\s+now|in\s+this\s+(?:chat|group|conversation)|for\s+this\s+(?:chat|group"
-    r"|conversation)|here|now|for\s+a\s+while|from\s+now\s+on|again|for\s+me|back))*"
+    rf"(?:\s+(?:for\s+now|(?:in|for)\s+(?:this|the\s+current)\s+{_PLACE_EN}|here|in\s+here"
+    r"|now|for\s+a\s+while|from\s+now\s+on|again|for\s+me|back))*"
 )
-_MEM_ZH = r"(?:你的|本群的|这个群的|这里的|群里的|聊天)?(?:的)?(?:长期)?记忆(?:功能|模式)?"
+_EN_SWITCH_TAIL = re.compile(_SUFFIX_EN + r"(?:\s+(?:please|pls|plz))?\s*", _I)
+_PLACE_ZH = r"(?:这个|本|该|此|当前)(?:话题|群聊|群|聊天|对话|会话)"
+_MEM_ZH = (
+    rf"(?:你的|{_PLACE_ZH}(?:里|中|内)?的|这里的|群里的|聊天)?(?:的)?(?:长期)?记忆(?:功能|模式)?"
+)
+# "在这个话题里关闭记忆", "本群关闭记忆": the place may also come first.
+_WHERE_ZH = rf"(?:在?{_PLACE_ZH}(?:里|中|内)?[\s,]*)?"
 
 _EN_DISABLE = re.compile(
     rf"(?:(?:turn|switch|shut)\s+off\s+{_MEM_EN}|(?:turn|switch|shut)\s+{_MEM_EN}\s+off"
     rf"|(?:disable|deactivate|pause|suspend)\s+{_MEM_EN}|memory\s+off"
-    r"|stop\s+remembering(?:\s+(?:things|stuff|everything|anything))?(?:\s+about\s+me)?)"
-    + _SUFFIX_EN,
+    r"|stop\s+remembering(?:\s+(?:things|stuff|everything|anything))?(?:\s+about\s+me)?"
+    r"|stop\s+remembering\s+(?:what|whatever|everything|anything)\s+(?:i|we)\s+"
+    r"(?:say|write|type|tell\s+you))" + _SUFFIX_EN,
     _I,
 )
 _EN_ENABLE = re.compile(
@@ -392,11 +459,11 @@ _EN_ENABLE = re.compile(
     _I,
 )
 _ZH_DISABLE = re.compile(
-    rf"(?:(?:关闭|关掉|关上|停用|禁用|暂停|停止)(?:一下)?{_MEM_ZH}"
+    rf"{_WHERE_ZH}(?:(?:关闭|关掉|关上|停用|禁用|暂停|停止)(?:一下)?{_MEM_ZH}"
     rf"|把{_MEM_ZH}(?:给)?(?:关闭|关掉|关上|关了|停用|禁用|暂停)(?:一下)?)(?:吧|啦)?"
 )
 _ZH_ENABLE = re.compile(
-    rf"(?:(?:开启|打开|启用|恢复|重新开启|重新打开|重新启用|再次开启|再次打开)(?:一下)?{_MEM_ZH}"
+    rf"{_WHERE_ZH}(?:(?:开启|打开|启用|恢复|重新开启|重新打开|重新启用|再次开启|再次打开)(?:一下)?{_MEM_ZH}"
     rf"|把{_MEM_ZH}(?:给)?(?:打开|开启|启用|恢复|重新打开|重新开启)(?:一下)?)(?:吧|啦)?"
 )
 
@@ -428,6 +495,7 @@ class _Ctx:
     pos: int
     polite: bool
     modal: bool
+    you: bool = False  # opened with a bare "你": may be a statement about the bot
 
     @property
     def soft(self) -> bool:
@@ -444,8 +512,19 @@ def _request(action: Action, language: Language, subject: str) -> MemoryRequest 
     return MemoryRequest(action, language, subject)
 
 
-def _command(text: str, m: re.Match[str]) -> MemoryRequest | None:
+def _command(text: str, head: str, m: re.Match[str]) -> MemoryRequest | None:
     name = m.group(1).lower()
+    if name == "memory":  # "/memory on", "/memory off"; "/memory status" is no switch
+        switch = _COMMAND_SWITCH.match(head, m.end())
+        if switch is None:
+            return None
+        rest = text[switch.end() :]
+        if len(rest) > _WHOLE_MAX:
+            return None
+        rest = _clean(rest)
+        if rest and not _EN_SWITCH_TAIL.fullmatch(" " + _norm(rest)):
+            return None  # "/memory on or off?"
+        name = "memory_" + switch.group(1).lower()
     if name == "memory_on":
         return MemoryRequest("enable", "en", "")
     if name == "memory_off":
@@ -490,13 +569,61 @@ def _english_prefix_rules(c: _Ctx) -> _Outcome:
         return _request("forget", "en", subject)
     if m := _EN_DELETE_MEMORY_ABOUT.match(head, pos) or _EN_DELETE_WHAT_YOU_KNOW.match(head, pos):
         return _request("forget", "en", c.subject_from(m.end()))
+    if m := _EN_STOP_REMEMBERING.match(head, pos):
+        whole = _whole_rest(c)
+        if whole is not None and _EN_DISABLE.fullmatch(whole[1]):
+            return _NO_TRIGGER  # "stop remembering things about me": the switch
+        start = _en_forget_object(head, m.end())
+        if start is None:
+            return _NO_TRIGGER  # "stop remembering me / the past": no object to forget
+        subject = c.subject_from(start)
+        if _EN_IDIOM_SUBJECT.match(_norm(subject)):
+            return None
+        return _request("forget", "en", subject)
     return _NO_TRIGGER
+
+
+def _zh_fact(subject: str) -> MemoryRequest | None:
+    """A Chinese remember request, unless the subject is junk plus a particle."""
+    if len(subject) <= _JUNK_MAX + 4 and not _subject_ok(
+        _clean(subject.rstrip(_ZH_TRAILING_PARTICLES))
+    ):
+        return None  # "记住我哦": nothing to keep
+    return _request("remember", "zh", subject)
 
 
 def _chinese_prefix_rules(c: _Ctx) -> _Outcome:
     head, pos = c.head, c.pos
-    if c.modal and not c.polite and (_ZH_REMEMBER.match(head, pos) or _ZH_FORGET.match(head, pos)):
+    if (
+        c.modal
+        and not c.polite
+        and (
+            _ZH_REMEMBER.match(head, pos)
+            or _ZH_FORGET.match(head, pos)
+            or _ZH_KEEP.match(head, pos)
+        )
+    ):
         return None  # "你能记住我的名字吗": capability question, not a request
+    if m := _ZH_KEEP.match(head, pos):  # 记得
+        if c.you and not c.polite:
+            return None  # "你记得我说过…": about the bot, not to it
+        i = m.end()
+        if sep := _ZH_SEP.match(head, i):
+            i = sep.end()
+        if intj := _ZH_INTERJECTION.match(head, i):  # "记得哦，我…"
+            i = intj.end()
+        if not _ZH_SELF_LEAD.match(head, i):
+            return None  # "记得带伞", "记得吗", "记得给我打电话"
+        subject = c.subject_from(i)
+        tail = _norm(subject[-8:].rstrip(_ZH_TRAILING_PARTICLES).rstrip(_TRAILING))
+        if (
+            # "记得我不吃辣吧": checking, not asking ("我常去的酒吧" is a bar)
+            (tail.endswith("吧") and not tail.endswith(("酒吧", "网吧", "網吧")))
+            or _ZH_REMINISCE.search(_norm(subject[:40]))
+            or (len(subject) <= 24 and _ZH_KEEP_EMPTY.fullmatch(_norm(subject)))
+        ):
+            return None
+        return _zh_fact(subject)
     if m := _ZH_DONT_FORGET.match(head, pos):  # 别忘了 = remember
         i = m.end()
         if sep := _ZH_SEP.match(head, i) or _ZH_THIS_SEP.match(head, i):
@@ -504,7 +631,7 @@ def _chinese_prefix_rules(c: _Ctx) -> _Outcome:
         # Without a separator only facts about the user ("别忘了我对花生过敏"),
         # not to-dos ("别忘了带钥匙").
         if _ZH_SELF_LEAD.match(head, i):
-            return _request("remember", "zh", c.subject_from(i))
+            return _zh_fact(c.subject_from(i))
         return None
     if m := _ZH_REMEMBER.match(head, pos):
         i = m.end()
@@ -517,10 +644,11 @@ def _chinese_prefix_rules(c: _Ctx) -> _Outcome:
         # "记住了" / "记住要…" / "记住记住…" are no facts to keep.
         if _ZH_REMEMBER_BAD_LEAD.match(head, i) or _ZH_REMEMBER.match(head, i):
             return None
-        return _request("remember", "zh", c.subject_from(i))
+        return _zh_fact(c.subject_from(i))
     if m := _ZH_FORGET.match(head, pos):
-        # Bare "忘了…" is usually "(I) forgot …" with the subject dropped.
-        if m.group() == "忘了" and not c.polite:
+        # Bare "忘了…" is usually "(I) forgot …" with the subject dropped; only
+        # "忘了我说过的…" (what the user said) is a request.
+        if m.group() == "忘了" and not c.polite and (c.you or not _ZH_SAID.match(head, m.end())):
             return None
         i = m.end()
         if sep := _ZH_SEP.match(head, i):
@@ -601,7 +729,8 @@ def _chinese_whole_rules(c: _Ctx) -> _Outcome:
         # "把钥匙忘了" is "(I) forgot the keys"; 吧 or a polite prefix makes it
         # an imperative, and the object must be something the user said.
         if m.group("verb") == "忘了" and not (m.group("ba") or c.polite):
-            return None
+            if c.you or not _ZH_INFO_END.search(n, m.start("x"), m.end("x")):
+                return None  # "把我的钥匙忘了", "你把我的生日忘了"
         if not _ZH_FORGET_LEAD.match(n, m.start("x")):
             return None
         subject = rest[m.start("x") : m.end("x")]
@@ -624,20 +753,23 @@ _EN_TRIGGER_START = re.compile(
     r"|start)" + _WB,
     _I,
 )
-_ZH_TRIGGER_START = re.compile(r"[记帮替给别不千可忘把删清抹移去从关停禁暂开打启恢重再]")
+_ZH_TRIGGER_START = re.compile(
+    r"[记帮替给别不千可忘把删清抹移去从关停禁暂开打启恢重再在这本该此当]"
+)
 
 
-def _skip_prefixes(head: str, pos: int) -> tuple[int, bool, bool]:
-    polite = modal = False
+def _skip_prefixes(head: str, pos: int) -> tuple[int, bool, bool, bool]:
+    polite = modal = you = False
     for _ in range(6):  # bounded: at most a handful of prefixes
         m = _PREFIX.match(head, pos)
         if m is None or m.end() == pos or m.lastgroup is None:
             break
         pos = m.end()
-        is_polite, is_modal = _PREFIX_FLAGS[m.lastgroup]
-        polite |= is_polite
-        modal |= is_modal
-    return pos, polite, modal
+        entry = _PREFIX_BY_GROUP[m.lastgroup]
+        polite |= entry.polite
+        modal |= entry.modal
+        you |= entry.you
+    return pos, polite, modal, you
 
 
 def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> MemoryRequest | None:
@@ -655,13 +787,13 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
     pos = len(head) - len(head.lstrip())
 
     if m := _COMMAND.match(head, pos):
-        return _command(text, m)
+        return _command(text, head, m)
 
-    pos, polite, modal = _skip_prefixes(head, pos)
+    pos, polite, modal, you = _skip_prefixes(head, pos)
     if pos >= len(head):
         return None
     if m := _COMMAND.match(head, pos):  # "@my_bot /remember ..."
-        return _command(text, m)
+        return _command(text, head, m)
     english = head[pos].isascii()
     if not (_EN_TRIGGER_START if english else _ZH_TRIGGER_START).match(head, pos):
         return None
@@ -670,7 +802,7 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
     if not (polite or modal) and _is_question(text):
         return None
 
-    ctx = _Ctx(text, head, pos, polite, modal)
+    ctx = _Ctx(text, head, pos, polite, modal, you)
     for rule in _EN_RULES if english else _ZH_RULES:
         outcome = rule(ctx)
         if not isinstance(outcome, _Miss):

@@ -2,9 +2,13 @@
 
 ``redact(text)`` replaces every recognised credential with :data:`REDACTED` and leaves
 everything else byte-for-byte unchanged.  Labelled forms keep their label
-(``password: [REDACTED]``, ``"api_key": "[REDACTED]"``), URLs keep scheme, user and host
-(``postgres://bob:[REDACTED]@db/x``), ``Authorization: Bearer`` keeps the scheme word, and
-private-key blocks are replaced whole.
+(``password: [REDACTED]``, ``"api_key": "[REDACTED]"``, ``my API key is [REDACTED]``,
+``密码是[REDACTED]``, ``--password [REDACTED]``, ``<input name="password"
+value="[REDACTED]">``), URLs keep scheme, user and host (``postgres://bob:[REDACTED]@db/x``,
+``discord.com/api/webhooks/<id>/[REDACTED]``), ``Authorization: Bearer`` keeps the scheme
+word, and private-key blocks are replaced whole.  A label in prose ("is", "是", a bare
+blank) only counts when the word after it looks like a secret: "my password is too short"
+stays as it is.
 
 Performance contract: the cost is linear in the length of the text.  Every pattern
 starts with a multi-character literal (so the regex engine skips ahead like ``str.find``)
@@ -88,8 +92,8 @@ def _rule(
 
 
 # Values that are references to a secret rather than a secret: ${VAR}, $VAR, {{ x }},
-# %VAR%, <your-token>, {name} (f-string / format field), null-like literals and our own
-# marker.
+# %VAR%, <your-token>, {name} (f-string / format field), YOUR_API_KEY / your-token-here,
+# an environment variable's name (DB_PASSWORD), null-like literals and our own marker.
 _PLACEHOLDER = re.compile(
     r"\[REDACTED\]"
     r"|(?i:none|null|nil|undefined|true|false)"
@@ -99,6 +103,8 @@ _PLACEHOLDER = re.compile(
     r"|\{[A-Za-z_][A-Za-z0-9_.]*\}"
     r"|%[A-Z_][A-Z0-9_]*%"
     r"|<[^<>]*>"
+    r"|(?i:your|insert|enter|replace|paste)[_-][A-Za-z0-9_-]*"
+    r"|(?:[A-Z][A-Z0-9]*_)+(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD)"
 )
 
 # Left boundary for tokens: the token must start a run of token characters.
@@ -143,22 +149,29 @@ _SLACK_WEBHOOK = _rule(
     (),
     r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{8,}+)",
 )
+# https://discord.com/api/webhooks/<id>/<token>: the id stays, the token goes.
+_DISCORD_WEBHOOK = _rule(
+    "discord_webhook",
+    ("/webhooks/",),
+    r"discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/[0-9]{15,25}/(?P<s>[A-Za-z0-9_-]{30,}+)",
+)
 
 _TOKEN_RULES: tuple[_Rule, ...] = (
-    # OpenAI (legacy sk- + 32+ alphanumerics, and project / service-account / admin keys),
-    # Anthropic, OpenRouter: one pass over "sk-".
+    # OpenAI (sk- + alphanumerics, and project / service-account / admin keys), Anthropic,
+    # OpenRouter: one pass over "sk-".  From 20 characters on: keys pasted in chat are
+    # often older or shortened ones.
     _rule(
         "sk_api_key",
         (),
         _prefixed(
             "sk-",
-            r"(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}+"
+            r"(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}+"
             r"|ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{32,}+"
             r"|or-v[0-9]-[A-Za-z0-9]{32,}+"
-            r"|[A-Za-z0-9]{32,}+)",
+            r"|[A-Za-z0-9]{20,}+)",
         ),
-        # the bare legacy form must look random (the named forms contain '-')
-        validator=lambda s: not s[3:].isalnum() or _has_digit_and_letter(s[3:]),
+        # must look random: "sk-learn-extra-packages" is a name, not a key
+        validator=lambda s: _has_digit_and_letter(s[3:]),
     ),
     _rule("groq", (), _prefixed("gsk_", r"[A-Za-z0-9]{40,}+")),
     _rule("google_api_key", (), _prefixed("AIza", r"[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")),
@@ -190,6 +203,13 @@ _TOKEN_RULES: tuple[_Rule, ...] = (
         "stripe",
         ("_live_", "_test_"),
         r"(?P<s>[rs]k_(?:live|test)_(?<![A-Za-z0-9_-].k_(?:live|test)_)[A-Za-z0-9]{16,}+)",
+    ),
+    # Stripe (and Svix) webhook signing secrets.
+    _rule(
+        "webhook_signing_secret",
+        ("whsec_",),
+        _prefixed("whsec_", r"[A-Za-z0-9+/]{20,}+={0,2}"),
+        validator=lambda s: _has_digit_and_letter(s[6:]),
     ),
     _rule(
         "sendgrid",
@@ -282,6 +302,72 @@ _BEARER = _rule(
     trim_dot=True,
 )
 
+# Short command-line flags, only for commands where they can only be a password:
+# mysql -pSECRET (attached; "-p dbname" prompts), sshpass -p SECRET, redis-cli -a SECRET.
+_FLAG_VALUE = r"(?P<q>[\"']?)(?!-)(?P<s>[^\s\"'`;|&<>]{1,256}+)(?P=q)"
+_MYSQL_PASSWORD = _rule(
+    "mysql_p",
+    ("mysql", "mariadb"),
+    r"(?<![\w-])(?:mysql(?:dump|admin|import|check|show)?|mariadb(?:-dump|-admin)?)(?![\w-])"
+    r"[^\n;|&]{0,160}?[ \t]-p" + _FLAG_VALUE,
+)
+# "--password hunter2", "--db-password 'x'", "--api-key x" (the "=" form is a key=value).
+_CLI_SECRET_FLAG = _rule(
+    "cli_secret_flag",
+    ("--",),
+    r"--(?<![\w-]--)(?!(?:no|ask|prompt|skip|reset|show|with|without|use|max|min|num)-)"
+    r"(?:[A-Za-z0-9]++-){0,4}"
+    r"(?i:pass(?:word|wd|phrase)?|pwd|token|secret(?:-access)?(?:-key)?|api-?key|private-key)"
+    r"[ \t]++" + _FLAG_VALUE,
+)
+_SSHPASS_PASSWORD = _rule(
+    "sshpass_p", ("sshpass",), r"(?<![\w-])sshpass[ \t]++-p[ \t]*+" + _FLAG_VALUE
+)
+_REDIS_CLI_PASSWORD = _rule(
+    "redis_cli_a",
+    ("redis-cli",),
+    r"(?<![\w-])redis-cli(?![\w-])[^\n;|&]{0,160}?[ \t]-a[ \t]++" + _FLAG_VALUE,
+)
+
+# ---------------------------------------------------------------------------
+# HTML: <input name="password" value="s3cr3t">, in either attribute order.
+
+_HTML_TAG = re.compile(r"<[A-Za-z][A-Za-z0-9-]{0,20}+[ \t\r\n/][^<>]{0,2048}+>")
+_HTML_SECRET_FIELD = re.compile(
+    r"(?<![\w-])(?i:name|id|type|autocomplete)\s*=\s*\\?[\"']?[\w.\[\]-]{0,40}?"
+    r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))"  # word start or camelCase hump
+    r"(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|private[_-]?key)(?![a-z])"
+)
+_HTML_NOT_A_FIELD = re.compile(
+    r"(?i)(?<![\w-])type\s*=\s*\\?[\"']?(?:checkbox|radio|submit|button|reset)(?![\w-])"
+)
+_HTML_VALUE = re.compile(
+    r"(?i)(?<![\w-])value\s*=\s*"
+    r"(?:\\?\"(?P<dq>[^\"\\]{1,4096}+)\\?\"|\\?'(?P<sq>[^'\\]{1,4096}+)\\?'"
+    r"|(?P<uq>[^\s\"'`=<>\\]{1,4096}+))"
+)
+
+
+def _redact_html_tag(m: re.Match[str]) -> str:
+    tag = m.group(0)
+    if not _HTML_SECRET_FIELD.search(tag) or _HTML_NOT_A_FIELD.search(tag):
+        return tag
+    value = _HTML_VALUE.search(tag)
+    if value is None:
+        return tag
+    group = next(g for g in ("dq", "sq", "uq") if value.start(g) >= 0)
+    start, end = value.span(group)
+    if _PLACEHOLDER.fullmatch(tag, start, end):
+        return tag
+    return tag[:start] + REDACTED + tag[end:]
+
+
+def _redact_html(text: str) -> str:
+    if "alue" not in text and "ALUE" not in text:  # value=, Value=, VALUE=
+        return text
+    return _HTML_TAG.sub(_redact_html_tag, text)
+
+
 # ---------------------------------------------------------------------------
 # key = value / key: value / JSON / YAML with a secret-like key
 
@@ -291,16 +377,40 @@ _BEARER = _rule(
 _VALUE_CHARS = r"!#-%(-+\--:<-_a-~\u00a1-\u024f"
 _QUOTED_MAX = 4096
 
+# Blanks inside a line: space, tab, NBSP, ideographic space... but no line break.
+_BLANK = r"[^\S\r\n]"
+_SEP = r"(?:=>|:=|[:=：＝])(?!=)"
+# Symbols that make a word look like a password ("p@ss^word").  Not '#' or '*': "#hashtag"
+# and "********" (a mask) are no secrets.
+_SECRET_SYMBOLS = "@$%^&+=~"
+# A prose value needs a digit or such a symbol in its first characters (_prose_value_ok
+# decides); checked in the regex so "my password is too short" fails without a Python call.
+_PROSE_VALUE_AHEAD = (
+    rf"(?=[\"'`“‘「]?[!#-&(-~\u00a1-\u024f]{{0,64}}?[0-9{re.escape(_SECRET_SYMBOLS)}])"
+)
 _KV = re.compile(
-    r"(?:"
+    r"(?P<k>"
     r"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))"  # word start or camelCase hump
     r"(?i:pass(?:word|wd|phrase)|pwd|secret(?:[ _-]?access[ _-]?key|[ _-]?key)?|token"
     r"|api[ _-]?key|private[ _-]?key)"
     r"(?![A-Za-z0-9_-])"
     r"|密码|口令|密钥|秘钥|令牌|私钥"
     r")"
-    # closing quote of a quoted key, optional Markdown bold, the separator
-    r"(?:\\?[\"'`])?(?:\*\*)?[ \t]*(?:=>|:=|[:=：＝])(?!=)(?:\*\*)?[ \t]*"
+    # closing quote of a quoted key, optional Markdown bold
+    r"(?:\\?[\"'`])?(?:\*\*)?"
+    r"(?:"
+    # "password: X", "password = X": any value
+    rf"{_BLANK}*+{_SEP}(?:\*\*)?{_BLANK}*+"
+    # prose -- "my password is X", "password for root: X", "密码是X" -- and a bare blank,
+    # "password\tX" / 'password "X"': only values that look like a secret (_prose_value_ok)
+    r"|(?P<prose>"
+    rf"(?:{_BLANK}++(?i:for|of){_BLANK}++(?:(?i:the|my|our){_BLANK}++)?[A-Za-z0-9_.@-]{{1,40}}+)?"
+    rf"(?:{_BLANK}*+{_SEP}"
+    rf"|{_BLANK}++(?i:is|was)(?:{_BLANK}++(?i:now|still))?(?:{_BLANK}*+[:：])?"
+    rf"|{_BLANK}*+(?:是|为|改成|改为|换成|设为|设置为)[:：]?)"
+    rf"(?:\*\*)?{_BLANK}*+){_PROSE_VALUE_AHEAD}"
+    rf"|(?P<bare>{_BLANK}++){_PROSE_VALUE_AHEAD}"
+    r")"
     r"(?:"
     rf"\"(?P<dq>(?:[^\"\\\n]|\\.){{1,{_QUOTED_MAX}}}+)\""
     rf"|'(?P<sq>(?:[^'\\\n]|\\.){{1,{_QUOTED_MAX}}}+)'"
@@ -341,6 +451,48 @@ def _trim_unquoted(text: str, start: int, end: int) -> int:
     return end
 
 
+# Prose: the word after "password is" is mostly no password ("too short", "8 characters",
+# "base64-encoded"), so a prose value must look like one.
+_PASSWORD_KEY = re.compile(r"(?i:pass|pwd)|密码|口令")
+_PROSE_NOT_SECRET = re.compile(
+    r"[a-z0-9]+(?:-[a-z]+)++"  # "2fa-protected", "sha256-hashed", "8-characters"
+    r"|(?:~|\.{1,2})?/.*|.*://.*"  # "~/.ssh/id_ed25519", "https://vault.example.com/k1"
+    r"|0x[0-9A-Fa-f]{40}"  # a (public) wallet address
+    r"|(?i:base(?:32|58|64)|sha-?[0-9]{1,3}|md[45]|utf-?(?:8|16|32)|argon2(?:id|i|d)?"
+    r"|pbkdf2|aes-?[0-9]{3}|rsa-?[0-9]{3,4}|ed25519|x25519|[0-9]fa"
+    r"|[0-9]++(?:chars?|characters?|digits?|letters?|symbols?|bytes?|bits?|[smhdw]|mins?"
+    r"|minutes?|hours?|days?|weeks?|months?|years?))"
+)
+# The start of a command-line flag: "--password" is the CLI rule's, "--no-password" nobody's.
+_CLI_FLAG = re.compile(r"(?<![\w-])--")
+_CLI_FLAG_MAX = 40
+
+
+def _prose_value_ok(key: str, value: str, *, bare: bool) -> bool:
+    password = _PASSWORD_KEY.match(key) is not None
+    min_len = 6 if password else 12
+    if bare:  # no word between key and value: stricter still
+        min_len += 2 if password else 4
+    if len(value) < min_len:
+        return False
+    if _PROSE_NOT_SECRET.fullmatch(value):
+        return False
+    if _has_digit_and_letter(value):
+        return True
+    if value.isdigit():  # "my password is 20240817"; a bare "password 12345678" is not enough
+        return password and not bare
+    return any(ch in _SECRET_SYMBOLS for ch in value) and any(ch.isalpha() for ch in value)
+
+
+def _in_cli_flag(text: str, key_start: int) -> bool:
+    """Whether the key ends a ``--flag`` ("--password", "--db-password", "--no-password")."""
+    start = key_start
+    floor = max(0, key_start - _CLI_FLAG_MAX)
+    while start > floor and (text[start - 1] == "-" or text[start - 1].isalnum()):
+        start -= 1
+    return _CLI_FLAG.match(text, start) is not None
+
+
 def _kv_value_span(m: re.Match[str]) -> tuple[int, int] | None:
     for group in _KV_QUOTED_GROUPS:
         start, end = m.span(group)
@@ -355,6 +507,11 @@ def _kv_value_span(m: re.Match[str]) -> tuple[int, int] | None:
         return None
     value = m.string[start:end]
     if _PLACEHOLDER.fullmatch(value):
+        return None
+    bare = m.start("bare") >= 0
+    if bare and _in_cli_flag(m.string, m.start("k")):
+        return None  # "--password x" is _CLI_SECRET_FLAG's; "--no-password x" has no value
+    if (bare or m.start("prose") >= 0) and not _prose_value_ok(m.group("k"), value, bare=bare):
         return None
     return start, end
 
@@ -424,12 +581,18 @@ _STEPS: tuple[Callable[[str], str], ...] = (
     _PEM.apply,
     _URL_PASSWORD.apply,
     _SLACK_WEBHOOK.apply,
+    _DISCORD_WEBHOOK.apply,
     *(rule.apply for rule in _TOKEN_RULES),
     _redact_telegram,
     _AZURE_KEY.apply,
     _AZURE_SIG.apply,
     _AUTHORIZATION.apply,
     _BEARER.apply,
+    _CLI_SECRET_FLAG.apply,
+    _MYSQL_PASSWORD.apply,
+    _SSHPASS_PASSWORD.apply,
+    _REDIS_CLI_PASSWORD.apply,
+    _redact_html,
     _redact_kv,
 )
 

@@ -297,6 +297,79 @@ SWITCH_ZH = [
     ("恢复记忆", "enable", "zh", ""),
 ]
 
+# Issue 8: greetings, time adverbials, 记得, "stop remembering", 把…忘了, "/memory on",
+# and switches that name the topic or chat.
+WIDER_EN = [
+    ("hey bot, remember that my cat is Mochi", "remember", "en", "my cat is Mochi"),
+    ("hi, please remember I'm allergic to latex", "remember", "en", "I'm allergic to latex"),
+    ("Hello bot! Remember that I take the 7:40 train", "remember", "en", "I take the 7:40 train"),
+    ("good morning, please remember that I'm out today", "remember", "en", "I'm out today"),
+    ("bot, remember that my sister is called Mei", "remember", "en", "my sister is called Mei"),
+    ("hey @my_bot, remember: my locker is 17", "remember", "en", "my locker is 17"),
+    ("yo bot, forget my old address", "forget", "en", "my old address"),
+    ("from now on remember that I'm vegan", "remember", "en", "I'm vegan"),
+    ("From now on, please remember that I work remotely", "remember", "en", "I work remotely"),
+    ("going forward, remember that our standup is at 10", "remember", "en", "our standup is at 10"),
+    (
+        "for future reference, remember my employee id is 4471",
+        "remember",
+        "en",
+        "my employee id is 4471",
+    ),
+    ("in the future, keep in mind that I'm left-handed", "remember", "en", "I'm left-handed"),
+    ("remove that memory about my ex", "forget", "en", "my ex"),
+    ("delete this memory about my old job", "forget", "en", "my old job"),
+    ("remove the memory you have about my address", "forget", "en", "my address"),
+    ("stop remembering my address", "forget", "en", "my address"),
+    ("please stop remembering my location", "forget", "en", "my location"),
+    ("stop remembering that I smoke", "forget", "en", "I smoke"),
+    (
+        "stop remembering what I told you about my job",
+        "forget",
+        "en",
+        "what I told you about my job",
+    ),
+    ("stop remembering everything I say", "disable", "en", ""),
+    ("/memory on", "enable", "en", ""),
+    ("/memory off", "disable", "en", ""),
+    ("/memory@my_bot off", "disable", "en", ""),
+    ("/memory on please", "enable", "en", ""),
+    ("/memory off for this topic", "disable", "en", ""),
+    ("@my_bot /memory off", "disable", "en", ""),
+    ("turn off memory for this topic", "disable", "en", ""),
+    ("turn memory off in this chat", "disable", "en", ""),
+    ("disable memory in this thread", "disable", "en", ""),
+    ("turn off this topic's memory", "disable", "en", ""),
+    ("turn memory back on for this topic", "enable", "en", ""),
+    ("enable memory in this group", "enable", "en", ""),
+]
+
+WIDER_ZH = [
+    ("请记得我明天要开会", "remember", "zh", "我明天要开会"),
+    ("记得我不吃辣", "remember", "zh", "我不吃辣"),
+    ("记得：我每周三健身", "remember", "zh", "我每周三健身"),
+    ("记得哦，我对猫过敏", "remember", "zh", "我对猫过敏"),
+    ("記得我不吃辣椒", "remember", "zh", "我不吃辣椒"),
+    ("记得我常去的酒吧", "remember", "zh", "我常去的酒吧"),
+    ("以后记住我不吃香菜", "remember", "zh", "我不吃香菜"),
+    ("从现在开始，请记住我是素食者", "remember", "zh", "我是素食者"),
+    ("今后记得我周末不加班", "remember", "zh", "我周末不加班"),
+    ("你好，请记住我的生日是五月五号", "remember", "zh", "我的生日是五月五号"),
+    ("嘿，记住我住在五楼", "remember", "zh", "我住在五楼"),
+    ("机器人，记住我喜欢喝绿茶", "remember", "zh", "我喜欢喝绿茶"),
+    ("早上好，记住我今天在家办公", "remember", "zh", "我今天在家办公"),
+    ("把我的生日忘了", "forget", "zh", "我的生日"),
+    ("把我说过的那件事忘了", "forget", "zh", "我说过的那件事"),
+    ("忘了我说过的那件事", "forget", "zh", "我说过的那件事"),
+    ("忘了我刚才跟你说的地址", "forget", "zh", "我刚才跟你说的地址"),
+    ("请关闭这个话题的记忆", "disable", "zh", ""),
+    ("关闭本群的记忆", "disable", "zh", ""),
+    ("在这个话题里关闭记忆", "disable", "zh", ""),
+    ("本群开启记忆", "enable", "zh", ""),
+    ("打开这个话题的记忆功能", "enable", "zh", ""),
+    ("请把这个群的记忆关掉", "disable", "zh", ""),
+]
+
 POSITIVE = (
     REMEMBER_EN
     + DOUBLE_NEGATIVE_EN
@@ -309,6 +382,8 @@ POSITIVE = (
     + TRADITIONAL_ZH
     + FORGET_ZH
     + SWITCH_ZH
+    + WIDER_EN
+    + WIDER_ZH
 )
 
 # --- must be None -----------------------------------------------------------
@@ -497,6 +572,116 @@ REPORTED_SPEECH = [
     "老师说：记住这个公式",
 ]
 
+# The false-trigger guard for WIDER_EN / WIDER_ZH: each new form, and what it
+# must not swallow.
+WIDER_NONE_EN = [
+    # greetings and addressing: only the request after them counts
+    "hey bot, do you remember my birthday?",
+    "hi, remember me?",
+    "hello, I can't remember my password",
+    "hey bot, remember to ping me tomorrow",
+    "hey guys, remember that the meeting moved to 5",
+    "hey Anna, remember that I'm vegan",
+    "bot, don't remember this",
+    "good morning! forget it, the build is fine",
+    "hi bot, turn off the lights",
+    "yo, remember when we went to Rome?",
+    "hey bot, remember that time we went skiing",
+    # time adverbials
+    "from now on remember to lock the door",
+    "from now on I'll remember your name",
+    "from now on, don't remember anything I say",
+    "going forward, remember to update the changelog",
+    "in the future, turn off the lights when you leave",
+    "for future reference, the wifi password is on the fridge",
+    # "remove that memory ..."
+    "remove that memory card from the camera",
+    "delete that memory leak workaround",
+    "remove that memory about me",
+    "I want to remove that memory about my ex from my head",
+    # "stop remembering ..."
+    "stop remembering the past",
+    "stop remembering me",
+    "I can't stop remembering my ex",
+    "stop remembering that guy",
+    "stop remembering our fights",
+    "don't stop remembering my birthday",
+    "stop remembering my address?",
+    "stop remembering everything we discussed, new plan",
+    # "/memory ..."
+    "/memory",
+    "/memory status",
+    "/memory on or off?",
+    "/memory offline",
+    # switches naming a place
+    "turn off notifications for this topic",
+    "close this topic",
+    "how do I turn off memory in this topic?",
+    "turn off the lights in this chat",
+    "mute this thread",
+    "turn off memory for this topic?",
+    "disable memory swapping for this thread",
+    # reported speech
+    "she said to turn off memory for this topic",
+    "she told me from now on remember that I'm the boss",
+    "he said hey bot, remember that I'm vegan",
+]
+
+WIDER_NONE_ZH = [
+    # 记得: reminders, questions, reminiscing, statements about the bot
+    "记得带伞",
+    "请记得带伞",
+    "記得帶傘",
+    "记得吗",
+    "你还记得我吗",
+    "你记得我的生日吗",
+    "记得给我打电话",
+    "记得我们那次去三亚",
+    "记得我小时候住在乡下",
+    "记得我们第一次见面的时候吗",
+    "记得我不吃辣吧",
+    "记得我喜欢吃辣吧？",
+    "记得我说过的话",
+    "你记得我说过我不吃辣",
+    "我记得我不吃辣",
+    "记得住我的名字吗",
+    "记得清我的生日吗",
+    "记得我啊",
+    "记住我哦",
+    "别忘了我啊",
+    # time adverbials and greetings
+    "以后记得带伞",
+    "以后不要记住我说的话",
+    "以后别忘了带钥匙",
+    "以后我会记住的",
+    "以后记住了",
+    "从现在开始别记住任何东西",
+    "你好，你还记得我吗",
+    "嘿，别忘了带钥匙",
+    "机器人，你还记得我吗",
+    "早上好，记得带伞",
+    # 把…忘了 / 忘了…: things left behind, complaints, statements
+    "把我的伞忘了",
+    "把我的手机忘了",
+    "你把我的生日忘了",
+    "他把我的生日忘了",
+    "又把我的生日忘了",
+    "把我的生日忘了？",
+    "你忘了我说过的话",
+    "我忘了我说过的话",
+    "忘了我说过的话了",
+    "忘了我的钥匙",
+    # switches naming a place
+    "关闭这个话题",
+    "关闭本群的通知",
+    "在这个话题里关闭通知",
+    "这个话题关闭记忆了吗",
+    "本群关闭记忆了",
+    # reported speech
+    "他说以后记住我不吃辣",
+    "妈妈说记得带伞",
+]
+
 NONE_CASES = (
     QUESTIONS
     + OWN_MEMORY
@@ -505,6 +690,8 @@ NONE_CASES = (
     + OTHER_SWITCHES
     + MENTIONS_ONLY
     + REPORTED_SPEECH
+    + WIDER_NONE_EN
+    + WIDER_NONE_ZH
 )
 
 # (text, quoted, forwarded): otherwise-valid requests that are not the sender's own.
@@ -517,6 +704,12 @@ NOT_OWN_MESSAGE = [
     ("记住我喜欢喝茶", True, False),
     ("关闭记忆", False, True),
     ("删除关于我工作的记忆", True, True),
+    ("hey bot, remember that my cat is Mochi", True, False),
+    ("stop remembering my address", False, True),
+    ("/memory off", False, True),
+    ("记得我不吃辣", True, False),
+    ("把我的生日忘了", False, True),
+    ("请关闭这个话题的记忆", True, False),
 ]
 
 
@@ -524,6 +717,9 @@ def test_corpus_size() -> None:
     none_total = len(NONE_CASES) + len(NOT_OWN_MESSAGE)
     assert len(POSITIVE) + none_total >= 200
     assert none_total >= 80
+    # Every widening brings at least as many false-trigger guards, per language.
+    assert len(WIDER_NONE_EN) >= len(WIDER_EN)
+    assert len(WIDER_NONE_ZH) >= len(WIDER_ZH)
     texts = [row[0] for row in POSITIVE] + NONE_CASES
     assert len(texts) == len(set(texts)), "duplicate phrasing in the corpus"
 
@@ -581,6 +777,18 @@ ADVERSARIAL = {
     "zh request": "请记住" + "我喜欢茶，" * 20_000,
     "tail junk": "remember that I like tea" + ", please" * 12_000,
     "吗*": "记住" + "吗" * 100_000,
+    "hey bot*": "hey bot, " * 12_000 + "remember that x",
+    "from now on*": "from now on " * 9_000,
+    "stop remembering*": "stop remembering " * 6_000,
+    "stop remembering my*": "stop remembering " + "my " * 30_000,
+    "/memory + spaces": "/memory" + " " * 100_000 + "on",
+    "/memory on + tail": "/memory on " + "for this topic " * 7_000,
+    "以后*": "以后" * 50_000,
+    "记得我*": "记得我" * 33_000,
+    "记得 + 我*": "记得" + "我" * 100_000,
+    "把 我的* 忘了": "把" + "我的" * 50_000 + "忘了",
+    "忘了我说过的*": "忘了我说过的" * 16_000,
+    "这个话题的*": "关闭" + "这个话题的" * 20_000 + "记忆",
 }
 
 

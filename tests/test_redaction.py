@@ -266,6 +266,90 @@ CREDENTIALS: list[Case] = [
     Case("kv_zh_lingpai_quoted", "访问令牌：“§”", fake(ALNUM, 24, "zh4")),
 ]
 
+# Issue 8: labelled secrets in prose, command lines, HTML forms, webhooks, short sk- keys.
+DISCORD_ID = fake(DIGITS, 18, "discord_id")
+CREDENTIALS += [
+    # prose: "<label> is <value>", "密码是<value>"
+    Case("prose_api_key_is", "my API key is § (staging)", fake(ALNUM, 24, "pr1")),
+    Case("prose_api_key_is_colon", "My API key is: §", fake(ALNUM, 28, "pr2")),
+    Case(
+        "prose_wifi_password_is",
+        "the wifi password is §, ask me if it fails",
+        fake(ALNUM, 10, "pr3"),
+    ),
+    Case("prose_password_is_now", "my password is now §", fake(ALNUM + "@", 12, "pr4")),
+    Case("prose_password_for_user", "the password for root is § btw", fake(ALNUM, 11, "pr5")),
+    Case("prose_password_for_colon", "password for admin: §", fake(ALNUM, 9, "pr6")),
+    Case("prose_password_quoted", 'my password is "§"', fake(ALNUM, 14, "pr7")),
+    Case("prose_password_digits", "the password is § now", fake(DIGITS, 8, "pr8")),
+    Case("prose_secret_key_was", "the secret key was §.", fake(HEX, 40, "pr9")),
+    Case("prose_label_then_value", "password: § for the staging db", p("hunter", "2")),
+    Case("zh_password_shi", "密码是§，别告诉别人", fake(ALNUM, 10, "zh5")),
+    Case("zh_password_shi_colon", "数据库密码是：§", fake(ALNUM, 12, "zh6")),
+    Case("zh_password_gaicheng", "我把密码改成§了", fake(ALNUM, 9, "zh7")),
+    Case("zh_miyao_shi", "我的API密钥是§，别外传", fake(ALNUM, 32, "zh8")),
+    # blanks and quotes between label and value
+    Case("kv_tab_before_colon", "password\t:§", fake(ALNUM, 17, "ws1")),
+    Case("kv_tab_before_colon_prose", "the db password\t:§ for staging", fake(ALNUM, 17, "ws2")),
+    Case("kv_nbsp_after_colon", "password:\u00a0§", fake(ALNUM, 16, "ws3")),
+    Case("kv_ideographic_space", "密码\u3000：§", fake(ALNUM, 16, "ws4")),
+    Case("kv_bare_tab", "password\t§", fake(ALNUM, 17, "ws5")),
+    Case("kv_bare_quoted", 'password "§"', fake(ALNUM, 17, "ws6")),
+    Case("kv_bare_api_key", "API key §\n", fake(ALNUM, 32, "ws7")),
+    # command lines
+    Case("cli_password", "mysql --password § -h db.internal app", fake(ALNUM, 12, "cl1")),
+    Case("cli_password_eq", "mysql --password=§ app", fake(ALNUM, 12, "cl2")),
+    Case("cli_db_password_quoted", "./migrate --db-password '§' --dry-run", fake(ALNUM, 12, "cl3")),
+    Case("cli_api_key", "bench --api-key § --model x", fake(ALNUM, 30, "cl4")),
+    Case("cli_secret_access_key", "aws --aws-secret-access-key §", fake(B64, 40, "cl5")),
+    Case("mysql_p_attached", "mysql -u root -p§ app", fake(ALNUM, 12, "cl6")),
+    Case("sshpass_p", "sshpass -p '§' ssh deploy@host", fake(ALNUM, 12, "cl7")),
+    Case("redis_cli_a", "redis-cli -h cache -a § ping", fake(ALNUM, 16, "cl8")),
+    # HTML forms
+    Case("html_input_password", '<input name="password" value="§">', fake(ALNUM, 10, "ht1")),
+    Case("html_value_first", "<input value='§' type=password>", fake(ALNUM, 10, "ht2")),
+    Case(
+        "html_hidden_token",
+        '<input type="hidden" name="csrf_token" value="§" />',
+        fake(B64URL, 32, "ht3"),
+    ),
+    Case("html_camel_case", '<input id="userPassword" value="§">', fake(ALNUM, 10, "ht4")),
+    Case(
+        "html_escaped", r'{"html": "<input name=\"api_key\" value=\"§\">"}', fake(ALNUM, 24, "ht5")
+    ),
+    # webhooks and signing secrets
+    Case(
+        "discord_webhook",
+        f"post to https://discord.com/api/webhooks/{DISCORD_ID}/§ now",
+        fake(B64URL, 68, "dw"),
+    ),
+    Case(
+        "discordapp_webhook_v10",
+        f"https://discordapp.com/api/v10/webhooks/{DISCORD_ID}/§",
+        fake(B64URL, 68, "dw2"),
+    ),
+    Case(
+        "slack_webhook_in_prose",
+        "webhook: https://hooks.slack.com/services/§.",
+        p(
+            "T",
+            fake(UPPER + DIGITS, 8, "T2"),
+            "/B",
+            fake(UPPER + DIGITS, 10, "B2"),
+            "/",
+            fake(ALNUM, 24, "W2"),
+        ),
+    ),
+    Case(
+        "stripe_webhook_secret",
+        "the endpoint signs with §",
+        p("wh", "sec_", fake(ALNUM, 32, "whs")),
+    ),
+    # sk- keys from 20 characters on
+    Case("openai_short", "old key § still works?", p("s", "k-", fake(ALNUM, 20, "oa20"))),
+    Case("openai_short_project", "key: §", p("s", "k-", "proj-", fake(B64URL, 24, "oap24"))),
+]
+
 # ---------------------------------------------------------------------------
 # look-alikes: must come back byte-for-byte identical
 
@@ -317,6 +401,63 @@ LOOK_ALIKES: list[str] = [
     'password = os.environ["DB_PASSWORD"]; token = os.getenv("TOKEN")',
     "password = get_password()",
     "password: null, token = None",
+    # Issue 8: words after a label that are no secret, and placeholders
+    "the key is in the drawer",
+    "the key point is that we ship on Friday",
+    "the API key is in the vault",
+    "my password is too short",
+    "the password is 8 characters long",
+    "your password is required",
+    "the password was changed yesterday",
+    "the password is base64-encoded",
+    "the password is sha256 hashed",
+    "the token is valid for 3600 seconds",
+    "the token is 3600s",
+    "the secret is out",
+    "the secret is 42",
+    "password manager and password field",
+    "the passphrase is correct horse battery staple",
+    "I changed the password to something longer",
+    "password for the wifi is on the fridge",
+    "the API key is 2fa-protected",
+    "Password1 is weak, the tokens are 1024",
+    "password ******** (masked)",
+    "password is #hashtag",
+    "forgot my password",
+    "I forgot my password again, send a password reset link",
+    "token 12345678 and password 12345678",
+    "密码是多少？",
+    "密码是什么",
+    "密码是六位数字",
+    "密码为空",
+    "密码是6位",
+    "密码错误3次",
+    "the private key is ~/.ssh/id_ed25519, the API key is https://vault.example.com/k1",
+    "token 0x" + fake(HEX, 40, "wallet") + " is the contract address",
+    # placeholders
+    "api_key: YOUR_API_KEY",
+    "api_key = YOUR_API_KEY_HERE, token: your-token-here",
+    "my API key is YOUR_API_KEY",
+    "password: DB_PASSWORD",
+    "export TOKEN=${VAR} && run --token $TOKEN --password ${DB_PASSWORD}",
+    'password "<your-password>"',
+    # UUIDs in URLs, git SHAs, other flags and commands
+    "https://example.com/users/123e4567-e89b-12d3-a456-426614174000/settings",
+    "see https://github.com/example/repo/commit/" + fake(HEX, 40, "sha2"),
+    "https://discord.com/channels/" + fake(DIGITS, 18, "ch1") + "/" + fake(DIGITS, 18, "ch2"),
+    "mkdir -p build && ssh -p 2222 host && docker run -p 8080:80 img",
+    "mysql -u root -p mydb",
+    "mysql -u root -P 3306 -h db",
+    "git --password-stdin and --no-password " + fake(ALNUM, 10, "nopw"),
+    "llm --max-token 512",
+    "pip install scikit-learn (sk-learn), sk-learn-extra-packages",
+    "whsec_ is the prefix of a signing secret",
+    # HTML that is no secret
+    '<input type="checkbox" name="show_password" value="on">',
+    '<input name="username" value="bob">',
+    '<input name="password" value="">',
+    '<input name="password" value="{{ password }}">',
+    '<input name="passport" value="' + fake(UPPER + DIGITS, 9, "passport") + '">',
 ]
 
 
@@ -480,6 +621,29 @@ ADVERSARIAL: dict[str, str] = {
     "mixed": _repeat(
         "password=sk-eyJ.-----BEGIN PRIVATE KEY-----://a:b Authorization: Bearer 密码："
     ),
+    "password_is": _repeat("password is "),
+    "password_bare": _repeat("password "),
+    "password_for_x_is": _repeat("password for x is "),
+    "password_is_long_word": "password is " + "a" * N,
+    "password_nbsp": _repeat("password\u00a0"),
+    "password_tab_colon": _repeat("password\t:"),
+    "zh_shi": _repeat("密码是"),
+    "zh_bare": _repeat("密码 "),
+    "dashes": _repeat("--"),
+    "cli_flag_words": _repeat("--a-b-c-d-e-password "),
+    "cli_password": _repeat("--password "),
+    "mysql": _repeat("mysql "),
+    "mysql_dash_p": _repeat("mysql -p"),
+    "sshpass": _repeat("sshpass -p "),
+    "redis_cli": _repeat("redis-cli "),
+    "html_open_tags": _repeat("<a "),
+    "html_long_tag": "<input " + "x" * N,
+    "html_secret_tags": _repeat("<input name=password value="),
+    "html_many_values": "<input name=password " + "value=x " * (N // 8) + ">",
+    "discord": _repeat("discord.com/api/webhooks/"),
+    "discord_id": _repeat("discord.com/api/webhooks/1234567890123456789/"),
+    "whsec": _repeat("wh" + "sec_"),
+    "sk_short": _repeat("s" + "k-" + "a1" * 10),
 }
 
 
@@ -512,6 +676,8 @@ FRAGMENTS = [
         "hooks.slack.com/services/",
     ),
     *("abc123", fake(ALNUM, 40, "frag1"), fake(B64URL, 33, "frag2")),
+    *(" is ", "是", "\t", "\u00a0", "--password ", " -p", "mysql ", "<input name=password value="),
+    *("discord.com/api/webhooks/", "wh" + "sec_", "API key "),
     *(case.secret for case in CREDENTIALS[::5]),
 ]
 
