@@ -64,8 +64,13 @@ class OfflineModel(ChatModel):
         )
 
     def _extract(self, doc: dict[str, Any]) -> dict[str, Any]:
+        # Questions are not facts about anyone: a careful model would not keep them either.
         user_sources = [
-            s for s in doc.get("sources", []) if s.get("role") == "user" and s.get("text")
+            s
+            for s in doc.get("sources", [])
+            if s.get("role") == "user"
+            and s.get("text")
+            and not str(s["text"]).rstrip().endswith(("?", "？"))
         ]
         if not user_sources:
             return {"title": "", "summary": "", "source_ids": []}
