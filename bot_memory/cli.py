@@ -16,12 +16,17 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot_memory import operator
 from bot_memory.database import Database, DatabaseUnavailable
+from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
 from bot_memory.settings import MemorySettings
+from bot_memory.store import Store
 from bot_memory.traces import find_traces
+from bot_memory.workspace import Limits
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
 
@@ -93,6 +98,150 @@ async def run_worker() -> int:
     return 0
 
 
+def _money(value: Any) -> str:
+    return f"${float(value):.4f}"
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else "-"
+
+
+async def show_status(args: argparse.Namespace, db: Database) -> int:
+    report = await operator.status(db.pool, limit=args.limit)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
+        return 0
+    budget = MemorySettings().workspace_budget_usd
+    totals = report["totals"]
+    print(f"{totals.get('workspaces', 0)} workspaces, {totals.get('records', 0)} memories\n")
+    rows = [
+        {
+            "workspace": w["workspace"],
+            "records": w["records"],
+            "scopes": w["scopes"],
+            "jobs": " ".join(f"{k}:{v}" for k, v in sorted(w["jobs"].items())) or "-",
+            "spent": f"{_money(w['spent_usd'])} of ${budget:.2f}",
+            "last served": _when(w["last_served_at"]),
+        }
+        for w in report["workspaces"]
+    ]
+    emit(args, rows, ["workspace", "records", "scopes", "jobs", "spent", "last served"])
+    if report["problems"]:
+        print("\nJobs that need an operator (failed, or stopped on an unknown outcome or budget):")
+        problems = [
+            {**p, "at": _when(p["at"]), "reason": (p["reason"] or "")[:90]}
+            for p in report["problems"]
+        ]
+        emit(args, problems, ["job", "workspace", "phase", "stop_kind", "claims", "at", "reason"])
+    print("\nWorkers:")
+    # A worker that missed a few ticks is likely stopped (or stuck): say so, not just when.
+    quiet = timedelta(seconds=3 * MemorySettings().tick_interval_seconds + 60)
+    now = datetime.now(UTC)
+    workers = [
+        {
+            **w,
+            "last tick": _when(w["last_tick_at"]),
+            "state": "ticking" if now - w["last_tick_at"] < quiet else "silent",
+        }
+        for w in report["workers"]
+    ]
+    emit(args, workers, ["worker", "last tick", "state"])
+    return 0
+
+
+async def show_inspect(args: argparse.Namespace, db: Database) -> int:
+    records = await operator.inspect(db.pool, args.workspace, args.scope)
+    if args.json:
+        print(json.dumps(records, ensure_ascii=False, indent=2))
+        return 0
+    rows = [
+        {
+            "id": r["id"],
+            "scope": r["scope_key"],
+            "origin": r["origin"],
+            "valid": "yes" if r["valid"] else f"no ({r['invalid_reason']})",
+            "created": r["created_at"][:16],
+            "used": r["last_used_at"][:16],
+            "until": (r["available_until"] or "-")[:16],
+            "speakers": ",".join(map(str, r["speaker_ids"])),
+            "sources": " ".join(
+                f"{s['source_id']}:{s['hash'][:8]}{'*' if s['inherited'] else ''}"
+                for s in r["sources"][:4]
+            )
+            + (f" +{len(r['sources']) - 4}" if len(r["sources"]) > 4 else ""),
+            "title": r["title"][:40],
+        }
+        for r in records
+    ]
+    emit(
+        args,
+        rows,
+        [
+            "id",
+            "scope",
+            "origin",
+            "valid",
+            "created",
+            "used",
+            "until",
+            "speakers",
+            "sources",
+            "title",
+        ],
+    )
+    print("\n(* an inherited source: carried over from a record this one was built with)")
+    return 0
+
+
+async def run_export(args: argparse.Namespace, db: Database) -> int:
+    records = await operator.export(db.pool, user_id=args.user, scope_key=args.scope)
+    for record in records:
+        print(json.dumps(record, ensure_ascii=False))
+    return 0
+
+
+async def run_forget(args: argparse.Namespace, db: Database) -> int:
+    store = Store(db.pool, limits=_limits())
+    result = await operator.forget(store, args.memory_id)
+    payload = {"outcome": result.outcome, "forgotten": result.memory_ids}
+    print(
+        json.dumps(payload)
+        if args.json
+        else f"{result.outcome}: {', '.join(result.memory_ids) or '-'}"
+    )
+    return 0 if result.outcome == "forgotten" else 1
+
+
+async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
+    from bot_memory.models import build_model
+
+    model = build_model(MemorySettings())
+    try:
+        job = await operator.consolidate(
+            Store(db.pool, limits=_limits()), args.scope, provider=model.provider, model=model.model
+        )
+    finally:
+        await model.aclose()
+    print(json.dumps({"job": job}) if args.json else f"consolidation queued: job {job}")
+    return 0
+
+
+async def run_retry(args: argparse.Namespace, db: Database) -> int:
+    job = await operator.retry(db.pool, args.job_id)
+    print(json.dumps(job) if args.json else f"job {job['id']} re-armed ({job['phase']})")
+    return 0
+
+
+def _limits() -> Limits:
+    settings = MemorySettings()
+    return Limits(
+        directory_max=settings.pending_directory_max,
+        max_records=settings.workspace_max_records,
+        inactive_days=settings.inactive_prune_days,
+        consolidation_max_candidates=settings.consolidation_max_candidates,
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--log-level", default=None, help="debug, info, warning")
@@ -122,6 +271,31 @@ def parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(handler=verify_forgotten)
+
+    def command(name: str, help_: str, handler: Command) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, parents=[common], help=help_)
+        sp.add_argument("--json", action="store_true", help="JSON for scripts")
+        sp.set_defaults(handler=handler)
+        return sp
+
+    st = command("status", "workspaces, jobs that need an operator, workers", show_status)
+    st.add_argument("--limit", type=int, default=50, help="workspaces to list (newest first)")
+    ins = command("inspect", "a workspace's records with their provenance", show_inspect)
+    ins.add_argument("workspace")
+    ins.add_argument("--scope", help="one scope key")
+    exp = command("export", "JSON Lines of the records a person may take with them", run_export)
+    who = exp.add_mutually_exclusive_group(required=True)
+    who.add_argument("--user", type=int, help="a Telegram user ID")
+    who.add_argument("--scope", help="one scope key")
+    fg = command("forget", "forget one memory (and what overlaps it), as an admin", run_forget)
+    fg.add_argument("memory_id")
+    co = command("consolidate", "queue a consolidation of a scope now", run_consolidate)
+    co.add_argument("scope")
+    rt = command(
+        "retry", "re-arm a job stopped on an unknown outcome (check the bill first)", run_retry
+    )
+    rt.add_argument("job_id", type=int)
+    evaluation.add_parser(sub, parents=[common])
     return p
 
 
@@ -133,6 +307,9 @@ async def _with_database(command: Command, args: argparse.Namespace) -> int:
         return 2
     try:
         return await command(args, db)
+    except operator.NotFound as exc:
+        print(f"bot-memory: {exc}", file=sys.stderr)
+        return 1
     finally:
         await db.close()
 
@@ -159,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot_memory_aiogram.demo import main as demo_main
 
         return demo_main()
+    if args.command == "eval":
+        configure_logging(args.log_level or "warning", as_json=_json_logs(args))
+        code: int = asyncio.run(args.eval_handler(args))
+        return code
     if args.command == "worker":
         configure_logging(args.log_level or "info", as_json=_json_logs(args))
         return asyncio.run(run_worker())

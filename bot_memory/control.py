@@ -68,16 +68,17 @@ class ControlResult:
 
 
 def may_toggle(scope: Scope, actor_id: int, who: Membership) -> bool:
-    """Private users control their own scope; group recall needs a workspace owner/admin."""
+    """Private users control their own scope; group recall needs a workspace owner/admin.
+    (In a private scope only its user, or an operator, is ever an admin.)"""
     if scope.is_private:
-        return scope.user_id == actor_id
+        return scope.user_id == actor_id or who.admin
     return who.admin
 
 
 def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membership) -> bool:
     """A participant may forget records whose statements are all theirs; others need an admin."""
     if scope.is_private:
-        return scope.user_id == actor_id
+        return scope.user_id == actor_id or who.admin
     return who.admin or (bool(record.speaker_ids) and set(record.speaker_ids) == {actor_id})
 
 
@@ -141,25 +142,81 @@ async def apply(
         if state.suspended:
             return ControlResult(request.action, "unavailable")
         if request.action in ("enable", "disable"):
-            if not may_toggle(scope, source.speaker_id, who):
-                return ControlResult(request.action, "not_allowed")
-            want = request.action == "enable"
-            if state.enabled == want:
-                return ControlResult(
-                    request.action, "already_enabled" if want else "already_disabled"
-                )
-            state.set_enabled(want, source.request_id)
-            tx.save(state)
-            if want:  # what is retained and eligible can be generated again
-                await rearm(tx.conn, scope.workspace, scope.key, now)
-            else:
-                await stop_jobs_touching(tx.conn, scope, None, "memory turned off")
-            return ControlResult(request.action, "enabled" if want else "disabled")
+            return await _switch(
+                tx,
+                state,
+                request.action == "enable",
+                source.speaker_id,
+                source.request_id,
+                who,
+                now,
+            )
         if not state.enabled:
             return ControlResult(request.action, "memory_off")
         if request.action == "remember":
             return await _remember(tx, state, source, request, title, provider, model, now)
-        return await _forget(tx, state, source, request, memory_id, who, provider, model, now)
+        return await _forget(
+            tx, state, source.speaker_id, source.request_id, request.subject, memory_id, who, now
+        )
+
+
+async def switch(
+    store: Store, scope: Scope, enabled: bool, *, actor_id: int, who: Membership, now: datetime
+) -> ControlResult:
+    """Memory on or off from a button: the same rules as saying it."""
+    action = "enable" if enabled else "disable"
+    if not who.member:
+        return ControlResult(action, "not_member")
+    async with store.locked(scope.workspace, scope_key=scope.key) as tx:
+        state = await tx.scope(scope)
+        if state.suspended:
+            return ControlResult(action, "unavailable")
+        return await _switch(tx, state, enabled, actor_id, None, who, now)
+
+
+async def forget_record(
+    store: Store, scope: Scope, record_id: str, *, actor_id: int, who: Membership, now: datetime
+) -> ControlResult:
+    """Forget one record chosen on the screen: the same rules (and cascade) as saying it."""
+    if not who.member:
+        return ControlResult("forget", "not_member")
+    async with store.locked(scope.workspace, scope_key=scope.key) as tx:
+        state = await tx.scope(scope)
+        if state.suspended:
+            return ControlResult("forget", "unavailable")
+        if not state.enabled:
+            return ControlResult("forget", "memory_off")
+        return await _forget(tx, state, actor_id, None, "", record_id, who, now)
+
+
+async def _switch(
+    tx: WorkspaceTx,
+    state: ScopeState,
+    want: bool,
+    actor_id: int,
+    request_id: int | None,
+    who: Membership,
+    now: datetime,
+) -> ControlResult:
+    scope = state.scope
+    action = "enable" if want else "disable"
+    if not may_toggle(scope, actor_id, who):
+        return ControlResult(action, "not_allowed")
+    if state.enabled == want:
+        return ControlResult(action, "already_enabled" if want else "already_disabled")
+    if request_id is None:  # a button: what was said up to now is on this side of the switch
+        request_id = await tx.conn.fetchval(
+            "SELECT coalesce(max(id), 0) FROM requests WHERE workspace_id = $1 AND scope_key = $2",
+            tx.workspace,
+            scope.key,
+        )
+    state.set_enabled(want, request_id)
+    tx.save(state)
+    if want:  # what is retained and eligible can be generated again
+        await rearm(tx.conn, scope.workspace, scope.key, now)
+    else:
+        await stop_jobs_touching(tx.conn, scope, None, "memory turned off")
+    return ControlResult(action, "enabled" if want else "disabled")
 
 
 async def _remember(
@@ -213,39 +270,38 @@ def _note(
 async def _forget(
     tx: WorkspaceTx,
     state: ScopeState,
-    source: SourceMessage,
-    request: MemoryRequest,
+    actor_id: int,
+    request_id: int | None,
+    subject: str,
     memory_id: str | None,
     who: Membership,
-    provider: str,
-    model: str,
     now: datetime,
 ) -> ControlResult:
     scope = state.scope
     candidates = await tx.valid_records(scope.key)
     if memory_id:
         chosen = [r for r in candidates if r.id == memory_id]
-        if chosen and request.subject and not matches(chosen[0], request.subject):
+        if chosen and subject and not matches(chosen[0], subject):
             # The model named a record the current message does not ask about.
             return ControlResult("forget", "mismatch", [memory_id])
     else:
-        chosen = [r for r in candidates if matches(r, request.subject)]
+        chosen = [r for r in candidates if matches(r, subject)]
     if not chosen:
         # Not a memory yet, but maybe said and waiting for extraction: that must not become one.
         if memory_id:
             return ControlResult("forget", "nothing_to_forget")
-        await _forget_answers_in_flight(tx, scope, source)
-        pending = await _unextracted_mentions(tx, state, [], request.subject)
+        await _forget_answers_in_flight(tx, scope, request_id)
+        pending = await _unextracted_mentions(tx, state, [], subject)
         if not pending:
             return ControlResult("forget", "nothing_to_forget")
         await tx.add_tombstones(scope.key, pending)
         await stop_jobs_touching(tx.conn, scope, pending, "a source was forgotten")
         await scrub_references(tx, pending)
         return ControlResult("forget", "forgotten", [])
-    if not all(may_forget(r, scope, source.speaker_id, who) for r in chosen):
+    if not all(may_forget(r, scope, actor_id, who) for r in chosen):
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
     reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
-    refused = [r for r in reached if r.valid and not may_forget(r, scope, source.speaker_id, who)]
+    refused = [r for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
     if refused:
         # The cascade would take someone else's memory with it: all or nothing.
         log.info(
@@ -258,9 +314,9 @@ async def _forget(
     await tx.delete(reached)
     # First flag the answers still being written (this waits for any being committed right
     # now), then look for what was already written: nothing slips between the two.
-    await _forget_answers_in_flight(tx, scope, source)
+    await _forget_answers_in_flight(tx, scope, request_id)
     doomed = _all_messages(reached)
-    doomed |= await _unextracted_mentions(tx, state, reached, request.subject)
+    doomed |= await _unextracted_mentions(tx, state, reached, subject)
     await tx.add_tombstones(scope.key, doomed)
     await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")
     await scrub_references(tx, doomed)
@@ -303,7 +359,7 @@ async def _unextracted_mentions(
     }
 
 
-async def _forget_answers_in_flight(tx: WorkspaceTx, scope: Scope, source: SourceMessage) -> None:
+async def _forget_answers_in_flight(tx: WorkspaceTx, scope: Scope, request_id: int | None) -> None:
     """Requests of the scope still being answered (the forget's own included) may be about to
     repeat what is forgotten; their answers are not in the database yet, so they are flagged
     instead of matched."""
@@ -312,5 +368,5 @@ async def _forget_answers_in_flight(tx: WorkspaceTx, scope: Scope, source: Sourc
         " AND (id = $3 OR status IN ('queued', 'running', 'awaiting_approval'))",
         tx.workspace,
         scope.key,
-        source.request_id,
+        request_id,
     )

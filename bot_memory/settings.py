@@ -55,6 +55,7 @@ class MemorySettings(BaseSettings):
 
     # --- background pipeline ------------------------------------------------------------------
     run_worker: bool = True  # false: this bot process leaves the pipeline to `bot-memory worker`
+    set_commands: bool = True  # add memory's commands to the bot's menus at start
     tick_interval_seconds: float = 60.0  # "checks once per minute"
     tick_deadline_seconds: float = 90.0
     idle_window_seconds: float = 1800.0  # 30 minutes

@@ -81,6 +81,19 @@ class UsageEntry:
 
 
 @dataclass(frozen=True)
+class ScopeSummary:
+    """What the /memory screen's status line says about a scope."""
+
+    records: int
+    enabled: bool
+    suspended: bool
+    pending: bool  # a consolidation is due or running
+    last_run: datetime | None  # when memory last extracted or consolidated here
+    spent_usd: float  # the workspace's
+    reserved_usd: float
+
+
+@dataclass(frozen=True)
 class ChatInfo:
     bot_id: int
     chat_id: int
@@ -567,6 +580,33 @@ class Store:
         )
         standing = rows[0]["standing"] if rows else "ok"
         return standing, [record_from_row(r) for r in rows if r["id"] is not None]
+
+    async def summary(self, scope: Scope, now: datetime) -> ScopeSummary:
+        row = await self.pool.fetchrow(
+            "SELECT (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
+            " AND r.scope_key = $2 AND r.valid AND (r.available_until IS NULL"
+            " OR r.available_until > $3)) AS records,"
+            " coalesce(s.enabled, true) AS enabled, coalesce(s.suspended, false) AS suspended,"
+            " coalesce(s.index_pending, false) AS pending,"
+            " (SELECT max(finished_at) FROM memory_jobs j WHERE j.workspace_id = $1"
+            " AND j.scope_key = $2 AND j.phase = 'done') AS last_run,"
+            " coalesce(w.spent_usd, 0) AS spent, coalesce(w.reserved_usd, 0) AS reserved"
+            " FROM (SELECT 1) x LEFT JOIN memory_scopes s ON s.workspace_id = $1"
+            " AND s.scope_key = $2 LEFT JOIN workspaces w ON w.id = $1",
+            scope.workspace,
+            scope.key,
+            now,
+        )
+        assert row is not None
+        return ScopeSummary(
+            records=row["records"],
+            enabled=row["enabled"],
+            suspended=row["suspended"],
+            pending=row["pending"],
+            last_run=row["last_run"],
+            spent_usd=float(row["spent"]),
+            reserved_usd=float(row["reserved"]),
+        )
 
     async def given(
         self, source: SourceMessage, memory_ids: list[str], source_ids: list[str], now: datetime

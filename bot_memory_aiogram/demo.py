@@ -7,8 +7,10 @@ offline model, with short windows. It prints what happens and exits 0.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import secrets
 import textwrap
 import time
 from typing import Any
@@ -17,6 +19,7 @@ from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
+from bot_memory.cli import show_status
 from bot_memory.models.base import Completion, StructuredOutput
 from bot_memory.models.offline import OfflineModel
 from bot_memory.scopes import Scope
@@ -94,7 +97,7 @@ class Demo:
         print(f"   {who} ({where}): {text}")
         self.emu.push_message(text=text, first_name=who, **kw)
         reply = (await self.emu.wait_for_sent(expected))[expected - 1].params
-        print(f"   bot: {reply['text']}")
+        print("   bot: " + str(reply["text"]).replace("\n", "\n        "))
         await self.request_closed()
         return reply
 
@@ -148,6 +151,26 @@ class Demo:
         if mem:
             show("recall index", mem.index.text)
 
+    def screen_text(self, chat_id: int, message_id: int) -> str:
+        stored = self.emu.get_message(chat_id, message_id) or {}
+        return str(stored.get("text", ""))
+
+    def buttons(self, chat_id: int, message_id: int) -> str:
+        stored = self.emu.get_message(chat_id, message_id) or {}
+        rows = stored.get("reply_markup", {}).get("inline_keyboard", [])
+        return "\n".join(" | ".join(f"[{b['text']}]" for b in row) for row in rows)
+
+    async def press(self, chat_id: int, message_id: int, label: str) -> None:
+        """Press a button on a message as Ada; wait for the bot to answer the press."""
+        stored = self.emu.get_message(chat_id, message_id) or {}
+        rows = stored.get("reply_markup", {}).get("inline_keyboard", [])
+        data = next(b["callback_data"] for row in rows for b in row if b["text"] == label)
+        before = len(self.emu.calls_to("answerCallbackQuery"))
+        print(f"   Ada presses [{label}]")
+        self.emu.push_callback_query(chat_id=chat_id, user_id=ADA, data=data, message_id=message_id)
+        await self.emu.wait_for_calls("answerCallbackQuery", before + 1)
+        await self.emu.wait_idle(quiet=0.05)
+
     def memory_block(self) -> str:
         prompt = self.model.last("chat")
         blocks = [m["content"] for m in prompt if "<memory_context>" in str(m.get("content"))]
@@ -156,7 +179,7 @@ class Demo:
     async def run(self) -> None:
         say("1. Private chat: directed messages are recorded and answered")
         await self.user("I'm planning a trip to Kyoto in April and I prefer quiet ryokans.")
-        key = "sk-proj-" + "Demo" * 12
+        key = "sk-proj-" + secrets.token_urlsafe(36).replace("-", "x").replace("_", "y")
         await self.user(f"Note for later: the staging API key is {key}")
         rows = await self.memory.store.pool.fetch(
             "SELECT id, role, left(text, 60) AS text FROM messages WHERE workspace_id = $1"
@@ -229,6 +252,20 @@ class Demo:
         await self.in_group(f"@{BOT} 关闭记忆", CY, language="zh-hans")
         await self.in_group(f"@{BOT} 关闭记忆", BO, language="zh-hans")
         await self.in_group(f"@{BOT} 开启记忆", BO, language="zh-hant")
+
+        say("9. /memory: the screen users see, with buttons (here in Ada's private chat)")
+        await self.user("remember that I take the early train on Mondays")
+        await self.user("/memory")
+        screen = self.emu.sent[-1].result["message_id"]
+        show("buttons", self.buttons(ADA, screen))
+        await self.press(ADA, screen, "Forget 1")
+        show("after 'Forget 1'", self.screen_text(ADA, screen))
+        await self.press(ADA, screen, "Yes, forget it")
+        show("after 'Yes, forget it'", self.screen_text(ADA, screen))
+        show("buttons", self.buttons(ADA, screen))
+
+        say("10. The operator's view: `bot-memory status` on the same database")
+        await show_status(argparse.Namespace(json=False, limit=10), self.memory.db)
 
         say("Done")
         usage = await self.memory.store.pool.fetch(

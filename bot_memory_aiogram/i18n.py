@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from aiogram.types import Message
+from aiogram.types import Message, User
 from fluent.runtime import FluentBundle, FluentResource
 
 LANGUAGES = ("en", "zh")
@@ -62,7 +62,11 @@ class Texts:
             chosen = normalize(self.resolver(message), self.languages)
             if chosen:
                 return chosen
-        code = message.from_user.language_code if message.from_user else None
+        return self.for_user(message.from_user, fallback)
+
+    def for_user(self, user: User | None, fallback: str | None = None) -> str:
+        """From the user's Telegram language_code (a button press has no message of theirs)."""
+        code = user.language_code if user else None
         return normalize(code, self.languages) or normalize(fallback, self.languages) or DEFAULT
 
     def _bundle(self, language: str) -> FluentBundle:

@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from aiogram import Dispatcher, Router
+from aiogram import Bot, Dispatcher, Router
 
 from bot_memory.service import Memory
+from bot_memory_aiogram.commands import set_commands
 from bot_memory_aiogram.i18n import LanguageResolver, Texts
 from bot_memory_aiogram.middleware import HandlerFlags, MemoryMiddleware, WorkspaceResolver
 from bot_memory_aiogram.routers import get_routers
@@ -18,6 +19,7 @@ from bot_memory_aiogram.routers import get_routers
 ALLOWED_UPDATES = [
     "message",
     "edited_message",
+    "callback_query",
     "chat_member",
     "my_chat_member",
     "deleted_business_messages",
@@ -49,7 +51,7 @@ def setup(
     close_on_shutdown: close the Memory when the dispatcher shuts down.
     """
     dp["memory"] = memory
-    dp["memory_texts"] = Texts(locales, language)
+    dp["memory_texts"] = texts = Texts(locales, language)
     middleware = MemoryMiddleware(memory, workspace)
     dp.update.outer_middleware(middleware)
     dp.message.middleware(HandlerFlags())
@@ -60,7 +62,11 @@ def setup(
         dp.include_router(router)
     _first(dp, ours)
 
-    async def start_worker(*_args: Any, **_kwargs: Any) -> None:
+    async def start_worker(*args: Any, **kwargs: Any) -> None:
+        # Startup hooks get different arguments from polling, webhooks and emit_startup.
+        bot = kwargs.get("bot") or next((a for a in args if isinstance(a, Bot)), None)
+        if memory.settings.set_commands and bot is not None:
+            await set_commands(bot, texts)
         if memory.settings.run_worker:
             memory.worker.start()
 

@@ -43,6 +43,8 @@ BuildDispatcher = Callable[[Memory], Dispatcher | Awaitable[Dispatcher]]
 
 @dataclass
 class TestBot:
+    __test__ = False  # not a pytest test class
+
     emu: BotAPIEmulator
     llm: FakeOpenAI
     memory: Memory

@@ -40,6 +40,7 @@ async def plan_consolidation(
     provider: str,
     model: str,
     reason: str,
+    force: bool = False,
 ) -> int | None:
     """Queue a consolidation of the scope's current candidates (none if it has no records)."""
     candidates = await tx.candidates(scope_key, tx.limits.consolidation_max_candidates)
@@ -55,11 +56,12 @@ async def plan_consolidation(
         origin_request_id=origin_request_id,
         provider=provider,
         model=model,
+        force=force,
     )
 
 
 async def plan_pending(
-    tx: WorkspaceTx, state: ScopeState, *, provider: str, model: str
+    tx: WorkspaceTx, state: ScopeState, *, provider: str, model: str, force: bool = False
 ) -> int | None:
     """A scope whose index went stale (a new record, a note, a forget, an edited, expired or
     pruned source) gets its consolidation planned. Charged to the scope's newest succeeded
@@ -78,6 +80,7 @@ async def plan_pending(
         provider=origin["provider"] if origin else provider,
         model=origin["model"] if origin else model,
         reason="index pending",
+        force=force,
     )
 
 

@@ -114,6 +114,7 @@ async def create_job(
     origin_request_id: int | None,
     provider: str,
     model: str,
+    force: bool = False,
 ) -> int | None:
     """Plan a job for this exact input, once. Inside the workspace lock.
 
@@ -135,9 +136,10 @@ async def create_job(
                 phase = EXCLUDED.phase, origin_request_id = EXCLUDED.origin_request_id,
                 provider = EXCLUDED.provider, model = EXCLUDED.model, stop_kind = NULL,
                 checkpoint = '{}'::jsonb, next_attempt_at = now(), finished_at = NULL,
-                updated_at = now()
-            WHERE memory_jobs.phase = 'stopped'
-              AND memory_jobs.stop_kind IS DISTINCT FROM 'unknown'
+                claims = CASE WHEN $9 THEN 0 ELSE memory_jobs.claims END, updated_at = now()
+            WHERE (memory_jobs.phase = 'stopped'
+                   AND memory_jobs.stop_kind IS DISTINCT FROM 'unknown')
+               OR ($9 AND memory_jobs.phase IN ('done', 'failed'))
             RETURNING id
         ), superseded AS (
             UPDATE memory_jobs SET phase = 'stopped', stop_kind = 'superseded',
@@ -157,6 +159,7 @@ async def create_job(
         origin_request_id,
         provider,
         model,
+        force,
     )
     return job_id
 

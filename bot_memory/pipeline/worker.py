@@ -13,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
+import socket
 import time
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,6 +58,7 @@ class Pipeline:
     def __init__(self, ctx: PipelineContext) -> None:
         self.ctx = ctx
         self.stopping = asyncio.Event()
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
     async def tick(
         self, now: datetime | None = None, *, deadline: float | None = None
@@ -95,6 +99,11 @@ class Pipeline:
                 continue
             ran = True
             report.finished[job.id] = await self.run_job(job, now)
+        await self.ctx.pool.execute(  # for operators: when this worker last ran (one row each)
+            "INSERT INTO worker_ticks (worker_id) VALUES ($1) ON CONFLICT (worker_id)"
+            " DO UPDATE SET last_tick_at = now()",
+            self.worker_id,
+        )
         return report
 
     async def run_job(self, job: Job, now: datetime) -> str:
@@ -234,6 +243,11 @@ class Worker:
             await self._task
         self._task = None
         self.pipeline.stopping = asyncio.Event()  # direct ticks work again
+        if done:  # a clean stop leaves no row; a crashed or stuck worker's row shows as silent
+            with contextlib.suppress(Exception):
+                await self.pipeline.ctx.pool.execute(
+                    "DELETE FROM worker_ticks WHERE worker_id = $1", self.pipeline.worker_id
+                )
 
     async def run_until_stopped(self) -> None:
         self.start()

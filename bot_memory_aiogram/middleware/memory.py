@@ -30,6 +30,7 @@ GATE_KEY = "memory_gate"
 DIRECTED_KEY = "memory_directed"
 RECORDED_KEY = "memory_recorded"
 UNAVAILABLE_KEY = "memory_unavailable"  # directed, but PostgreSQL is away: held for later
+NAMES_KEY = "memory_names"  # user id -> first name seen in updates, for the /memory screen
 
 # resolver(chat, user) -> workspace name, or None when memory does not apply to that chat.
 WorkspaceResolver = Callable[[Chat, User | None], str | Awaitable[str | None] | None]
@@ -58,6 +59,8 @@ class MemoryMiddleware(BaseMiddleware):
         self._memory = memory
         self._resolver = resolver
         self._known_chats: set[tuple[int, int]] = set()
+        # First names seen in updates, for "who said it" on the /memory screen (bounded).
+        self.names: dict[int, str] = {}
 
     async def workspace_for(self, bot: Bot, chat: Chat, user: User | None) -> str | None:
         if self._resolver is None:
@@ -93,7 +96,13 @@ class MemoryMiddleware(BaseMiddleware):
         data[DIRECTED_KEY] = False
         data[RECORDED_KEY] = False
         data[UNAVAILABLE_KEY] = False
+        data[NAMES_KEY] = self.names
         message = event.message if isinstance(event, Update) else None
+        user = getattr(data.get("event_context"), "user", None)
+        if user is not None and not user.is_bot:
+            if len(self.names) > 10_000:
+                self.names.clear()
+            self.names[user.id] = user.first_name
         if message is None:
             return await handler(event, data)
         try:

@@ -7,6 +7,7 @@ from bot_memory_aiogram.routers.agent import agent_router
 from bot_memory_aiogram.routers.chat_events import chat_events_router
 from bot_memory_aiogram.routers.outage import outage_router
 from bot_memory_aiogram.routers.requests import requests_router
+from bot_memory_aiogram.routers.screen import screen_router
 
 
 def get_routers(
@@ -20,6 +21,7 @@ def get_routers(
         chat_events_router(middleware),
         outage_router(reference_agent=reference_agent),
         requests_router(in_states=requests_in_states),
+        screen_router(middleware),
     ]
     if reference_agent:
         routers.append(agent_router())

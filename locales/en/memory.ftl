@@ -22,3 +22,33 @@ memory-disabled-topic = Memory is off in this topic. What I stored is kept, but 
 memory-already-enabled-topic = Memory is already on in this topic.
 memory-already-disabled-topic = Memory is already off in this topic.
 memory-off-topic = Memory is off in this topic; turn it on first.
+screen-title-chat = Memory in this chat
+screen-title-topic = Memory in this topic
+screen-empty = Nothing is remembered here yet.
+screen-is-off = Memory is off here: these are kept, but not used or added to.
+screen-status = { $count ->
+    [one] 1 memory
+   *[other] { $count } memories
+} · { $pending ->
+    [yes] the index is being updated
+   *[no] the index is up to date
+} · last ran { $when }
+screen-never = never
+screen-spend = Spent { $spent } of this workspace's { $budget } budget
+screen-forget = Forget { $n }
+screen-prev = ‹ Previous
+screen-next = Next ›
+screen-turn-on = Turn memory on
+screen-turn-off = Turn memory off
+screen-refresh = Refresh
+screen-confirm = Forget “{ $title }”? Memories that share its sources go too.
+screen-yes = Yes, forget it
+screen-cancel = Cancel
+screen-not-yours = Only the person who opened this screen, or an admin, can use these buttons.
+screen-gone = That memory is already gone.
+screen-invalid = This button is no longer valid.
+command-memory = Show what I remember here
+command-remember = Remember what you say next to it
+command-forget = Forget a memory
+command-memory-on = Turn memory on here
+command-memory-off = Turn memory off here

@@ -21,3 +21,30 @@ memory-disabled-topic = 本话题的记忆已关闭。已保存的内容会保�
 memory-already-enabled-topic = 本话题的记忆本来就是开启的。
 memory-already-disabled-topic = 本话题的记忆本来就是关闭的。
 memory-off-topic = 本话题的记忆已关闭，请先开启。
+screen-title-chat = 本聊天的记忆
+screen-title-topic = 本话题的记忆
+screen-empty = 这里还没有任何记忆。
+screen-is-off = 这里的记忆已关闭：内容会保留，但不会被使用或新增。
+screen-status = { $count } 条记忆 · { $pending ->
+    [yes] 索引正在更新
+   *[no] 索引已是最新
+} · 上次运行：{ $when }
+screen-never = 从未
+screen-spend = 本工作区已花费 { $spent }，预算 { $budget }
+screen-forget = 忘记 { $n }
+screen-prev = ‹ 上一页
+screen-next = 下一页 ›
+screen-turn-on = 开启记忆
+screen-turn-off = 关闭记忆
+screen-refresh = 刷新
+screen-confirm = 要忘记“{ $title }”吗？与它共享来源的记忆也会一起删除。
+screen-yes = 是的，忘记
+screen-cancel = 取消
+screen-not-yours = 只有打开此界面的人或管理员才能使用这些按钮。
+screen-gone = 这条记忆已经不存在了。
+screen-invalid = 这个按钮已失效。
+command-memory = 查看这里的记忆
+command-remember = 记住你附带的内容
+command-forget = 忘记一条记忆
+command-memory-on = 在这里开启记忆
+command-memory-off = 在这里关闭记忆

@@ -1,0 +1,53 @@
+"""Command menus: /memory, /remember, /forget, /memory_on, /memory_off in private and group
+chats, in the default language and Chinese. Merged into whatever commands the bot already has,
+never replacing them; BOT_MEMORY_SET_COMMANDS=false leaves menus to the host entirely."""
+
+from __future__ import annotations
+
+from aiogram import Bot
+from aiogram.exceptions import TelegramAPIError
+from aiogram.types import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+)
+
+from bot_memory.logs import get_logger
+from bot_memory_aiogram.i18n import Texts
+
+log = get_logger(__name__)
+
+COMMANDS = {
+    "memory": "command-memory",
+    "remember": "command-remember",
+    "forget": "command-forget",
+    "memory_on": "command-memory-on",
+    "memory_off": "command-memory-off",
+}
+SCOPES = (BotCommandScopeAllPrivateChats(), BotCommandScopeAllGroupChats())
+LANGUAGES = ("", "zh")  # "" is Telegram's default for every language without its own list
+
+
+async def set_commands(bot: Bot, texts: Texts) -> int:
+    """Add memory's commands to each menu that lacks them; returns how many menus changed."""
+    changed = 0
+    for scope in SCOPES:
+        for code in LANGUAGES:
+            language = code or "en"
+            try:
+                current = await bot.get_my_commands(scope=scope, language_code=code or None)
+                names = {c.command for c in current}
+                ours = [
+                    BotCommand(command=name, description=texts(language, key))
+                    for name, key in COMMANDS.items()
+                    if name not in names
+                ]
+                if not ours:
+                    continue
+                await bot.set_my_commands(
+                    [*current, *ours], scope=scope, language_code=code or None
+                )
+                changed += 1
+            except TelegramAPIError as exc:
+                log.warning("memory.commands_not_set", scope=scope.type, error=str(exc))
+    return changed

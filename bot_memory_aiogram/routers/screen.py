@@ -1,0 +1,272 @@
+"""/memory: this chat's (or Topic's) memories on a screen, five per page, with buttons to
+forget one (after a confirm step), page, switch memory on or off, and refresh.
+
+Every press is checked like a spoken request: the presser's standing now (a current member; the
+admin rules for switching and for others' records), and in groups only whoever opened the
+screen, or an admin, may press. Button data carries record IDs and numbers only (never text),
+within Telegram's 64 bytes; a record that is gone or a forged button gets a short alert.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from aiogram import Bot, Router
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.filters import Command, CommandObject
+from aiogram.filters.callback_data import CallbackData
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
+
+from bot_memory.access import Gate, Requester
+from bot_memory.control import forget_record, switch
+from bot_memory.intents import recognize
+from bot_memory.logs import get_logger
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.state import MemoryRecord
+from bot_memory.store import ScopeSummary
+from bot_memory_aiogram.i18n import Texts
+from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
+from bot_memory_aiogram.routers.common import Directed
+
+log = get_logger(__name__)
+
+PAGE = 5
+TITLE_CHARS = 80
+
+
+class MemoryScreen(CallbackData, prefix="bm"):
+    """p: page, a: ask to forget, f: forget, t: toggle, r: refresh."""
+
+    act: str
+    page: int = 0
+    rid: str = ""
+    owner: int = 0
+
+
+@dataclass(frozen=True)
+class Page:
+    records: list[MemoryRecord]
+    page: int
+    pages: int
+    summary: ScopeSummary
+    admin: bool
+    private: bool
+    topic: bool
+    budget_usd: float
+
+
+def render(
+    p: Page, texts: Texts, language: str, names: dict[int, str], owner: int, notice: str = ""
+) -> tuple[Text, InlineKeyboardMarkup]:
+    """Pure: the screen's text and buttons."""
+
+    def t(key: str, **args: object) -> str:
+        return texts(language, key, **args)
+
+    s = p.summary
+    where = "topic" if p.topic else "chat"
+    lines: list[Text | str] = [Bold(t(f"screen-title-{where}"))]
+    if notice:
+        lines.append(Italic(notice))
+    if not s.enabled:
+        lines.append(t("screen-is-off"))
+    if not p.records:
+        lines.append(t("screen-empty"))
+    for n, record in enumerate(p.records, start=1 + p.page * PAGE):
+        title = record.title if len(record.title) <= TITLE_CHARS else record.title[:79] + "…"
+        meta = record.created_at.date().isoformat()
+        if not p.private:
+            meta += " · " + ", ".join(names.get(i, str(i)) for i in record.speaker_ids)
+        lines.append(as_line(f"{n}. ", Bold(title), " — ", Italic(meta), end=""))
+    when = s.last_run.date().isoformat() if s.last_run else t("screen-never")
+    status = t("screen-status", count=s.records, pending="yes" if s.pending else "no", when=when)
+    lines.append(Italic(status))
+    if p.admin and not p.private:
+        lines.append(
+            Italic(t("screen-spend", spent=f"${s.spent_usd:.2f}", budget=f"${p.budget_usd:.2f}"))
+        )
+
+    def button(label: str, act: str, page: int = p.page, rid: str = "") -> InlineKeyboardButton:
+        data = MemoryScreen(act=act, page=page, rid=rid, owner=owner).pack()
+        return InlineKeyboardButton(text=label, callback_data=data)
+
+    rows = [
+        [button(t("screen-forget", n=n), "a", rid=r.id)]
+        for n, r in enumerate(p.records, start=1 + p.page * PAGE)
+    ]
+    paging = []
+    if p.page > 0:
+        paging.append(button(t("screen-prev"), "p", page=p.page - 1))
+    if p.page + 1 < p.pages:
+        paging.append(button(t("screen-next"), "p", page=p.page + 1))
+    if paging:
+        rows.append(paging)
+    rows.append(
+        [
+            button(t("screen-turn-off" if s.enabled else "screen-turn-on"), "t"),
+            button(t("screen-refresh"), "r"),
+        ]
+    )
+    return as_list(*lines, sep="\n\n"), InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+def confirm(
+    record: MemoryRecord, page: int, texts: Texts, language: str, owner: int
+) -> tuple[Text, InlineKeyboardMarkup]:
+    title = record.title if len(record.title) <= TITLE_CHARS else record.title[:79] + "…"
+    yes = MemoryScreen(act="f", page=page, rid=record.id, owner=owner).pack()
+    no = MemoryScreen(act="p", page=page, owner=owner).pack()
+    markup = InlineKeyboardMarkup(
+        inline_keyboard=[
+            [
+                InlineKeyboardButton(text=texts(language, "screen-yes"), callback_data=yes),
+                InlineKeyboardButton(text=texts(language, "screen-cancel"), callback_data=no),
+            ]
+        ]
+    )
+    return Text(texts(language, "screen-confirm", title=title)), markup
+
+
+def screen_router(middleware: MemoryMiddleware) -> Router:
+    router = Router(name="bot_memory.screen")
+
+    async def page_of(memory: Memory, scope: Scope, page: int, *, admin: bool, topic: bool) -> Page:
+        now = datetime.now(UTC)
+        summary = await memory.store.summary(scope, now)
+        pages = max(1, -(-summary.records // PAGE))
+        page = min(max(page, 0), pages - 1)
+        _, records = await memory.store.search_records(
+            scope, query=None, record_id=None, now=now, limit=PAGE, offset=page * PAGE
+        )
+        return Page(
+            records=records,
+            page=page,
+            pages=pages,
+            summary=summary,
+            admin=admin,
+            private=scope.is_private,
+            topic=topic,
+            budget_usd=memory.settings.workspace_budget_usd,
+        )
+
+    @router.message(Command("memory"), Directed())
+    async def open_screen(
+        message: Message,
+        command: CommandObject,
+        bot: Bot,
+        memory: Memory,
+        memory_gate: Gate,
+        memory_texts: Texts,
+        memory_names: dict[int, str],
+    ) -> None:
+        if command.args and recognize(message.text or ""):
+            return  # "/memory off" is a request; the requests router had its turn (states)
+        language = memory_texts.language(message)
+        who = await memory_gate.membership()
+        if not who.member:
+            await message.answer(memory_texts(language, "memory-not-member"))
+            return
+        p = await page_of(
+            memory, memory_gate.scope, 0, admin=who.admin, topic=bool(message.chat.is_forum)
+        )
+        owner = memory_gate.requester.user_id
+        text, markup = render(p, memory_texts, language, memory_names, owner)
+        await message.answer(**text.as_kwargs(), reply_markup=markup)
+
+    @router.callback_query(MemoryScreen.filter())
+    async def press(
+        query: CallbackQuery,
+        callback_data: MemoryScreen,
+        bot: Bot,
+        memory: Memory,
+        memory_texts: Texts,
+        memory_names: dict[int, str],
+    ) -> None:
+        message = query.message
+        language = memory_texts.for_user(query.from_user)
+
+        async def alert(key: str) -> None:
+            await query.answer(memory_texts(language, key), show_alert=True)
+
+        if not isinstance(message, Message):
+            return await alert("screen-invalid")
+        chat = message.chat
+        thread = message.message_thread_id if message.is_topic_message else None
+        scope = await middleware.scope_for(bot, chat, query.from_user, thread)
+        if scope is None:
+            return await alert("screen-invalid")
+        requester = Requester(user_id=query.from_user.id, chat_id=chat.id)
+        gate = Gate(memory.access, scope, requester, member_lookup(bot))
+        who = await gate.membership()
+        presser = query.from_user.id
+        if scope.is_private and presser != scope.user_id:
+            return await alert("screen-not-yours")
+        if not scope.is_private and presser != callback_data.owner and not who.admin:
+            log.info("memory.screen_refused", scope=scope.key, reason="not the opener or an admin")
+            return await alert("screen-not-yours")
+        if not who.member:
+            return await alert("memory-not-member")
+        topic = bool(chat.is_forum)
+        notice = ""
+        now = datetime.now(UTC)
+        act = callback_data.act
+        if act == "a":
+            _, found = await memory.store.search_records(
+                scope, query=None, record_id=callback_data.rid, now=now, limit=1
+            )
+            if not found:
+                return await alert("screen-gone")
+            text, markup = confirm(
+                found[0], callback_data.page, memory_texts, language, callback_data.owner
+            )
+            await _edit(message, text, markup)
+            await query.answer()
+            return None
+        if act == "f":
+            result = await forget_record(
+                memory.store, scope, callback_data.rid, actor_id=presser, who=who, now=now
+            )
+            log.info("memory.screen_forget", scope=scope.key, outcome=result.outcome)
+            if result.outcome == "nothing_to_forget":
+                return await alert("screen-gone")
+            if result.outcome != "forgotten":
+                return await alert(_REPLY.get(result.outcome, "memory-not-allowed"))
+            notice = memory_texts(language, "memory-forgotten", count=len(result.memory_ids))
+        elif act == "t":
+            summary = await memory.store.summary(scope, now)
+            result = await switch(
+                memory.store, scope, not summary.enabled, actor_id=presser, who=who, now=now
+            )
+            if result.outcome not in ("enabled", "disabled"):
+                return await alert(_REPLY.get(result.outcome, "memory-not-allowed"))
+            key = "memory-enabled" if result.outcome == "enabled" else "memory-disabled"
+            notice = memory_texts(language, key + ("-topic" if topic else ""))
+        elif act not in ("p", "r"):
+            return await alert("screen-invalid")
+        p = await page_of(memory, scope, callback_data.page, admin=who.admin, topic=topic)
+        text, markup = render(p, memory_texts, language, memory_names, callback_data.owner, notice)
+        await _edit(message, text, markup)
+        await query.answer()
+        return None
+
+    return router
+
+
+_REPLY = {
+    "not_allowed": "memory-not-allowed",
+    "cascade_not_allowed": "memory-cascade-not-allowed",
+    "not_member": "memory-not-member",
+    "memory_off": "memory-off",
+    "unavailable": "memory-unavailable",
+}
+
+
+async def _edit(message: Message, text: Text, markup: InlineKeyboardMarkup) -> None:
+    try:
+        await message.edit_text(**text.as_kwargs(), reply_markup=markup)
+    except TelegramBadRequest as exc:
+        if "message is not modified" not in str(exc):  # pressing Refresh twice is fine
+            raise
