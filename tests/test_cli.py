@@ -147,11 +147,13 @@ async def test_a_cleanly_stopped_worker_leaves_status_a_crashed_one_shows_silent
     me = memory.pipeline.worker_id
     await memory.store.pool.execute(
         "INSERT INTO worker_ticks VALUES ('gone:1:abc', now() - interval '1 day',"
-        " now() - interval '1 day')"
+        " now() - interval '1 day'), ('old:1:abc', now() - interval '9 days',"
+        " now() - interval '8 days')"
     )
     memory.worker.start()
     await memory.worker.stop()
     workers = await memory.store.pool.fetch("SELECT worker_id FROM worker_ticks")
+    # A clean stop removes its own row; a week-old silent one is cleared at a worker's start.
     assert [w["worker_id"] for w in workers] == ["gone:1:abc"] and me != "gone:1:abc"
     code, out, _ = await run(capsys, "status")
     assert code == 0 and "gone:1:abc" in out and "silent" in out

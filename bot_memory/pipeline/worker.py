@@ -257,6 +257,10 @@ class Worker:
 
     async def _loop(self) -> None:
         settings = self.pipeline.ctx.settings
+        with contextlib.suppress(Exception):  # workers that went silent a week ago are history
+            await self.pipeline.ctx.pool.execute(
+                "DELETE FROM worker_ticks WHERE last_tick_at < now() - interval '7 days'"
+            )
         while not self._stopping.is_set():
             deadline = time.monotonic() + settings.tick_deadline_seconds
             try:
