@@ -19,7 +19,9 @@ import asyncpg
 import pytest
 
 from bot_memory.database import apply_migrations
+from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory_aiogram.fake_openai import FakeOpenAI
 
 TEMPLATE = "bm_template"
 pytest_plugins = ["tests.e2e"]  # the `env` fixture: the bot over HTTP
@@ -91,3 +93,20 @@ def make_settings(db_url: str, **overrides: object) -> MemorySettings:
 @pytest.fixture
 def settings(db_url: str) -> MemorySettings:
     return make_settings(db_url)
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeOpenAI]:
+    """The fake OpenAI-compatible server on loopback (key "k")."""
+    async with FakeOpenAI(api_key="k") as server:
+        yield server
+
+
+@pytest.fixture
+async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
+    """Memory on the test database, its model the fake server (model "m")."""
+    mem = await Memory.open(
+        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m")
+    )
+    yield mem
+    await mem.close()

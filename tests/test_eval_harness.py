@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -155,12 +154,6 @@ class Model:
         if any("<conversation>" in str(m["content"]) for m in messages[1:-1]):
             return {"role": "assistant", "content": GOLD[question]}
         return {"role": "assistant", "content": "I don't know."}
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(api_key="k") as server:
-        yield server
 
 
 @pytest.fixture

@@ -37,12 +37,6 @@ SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
 PRICES = {"llm_input_usd_per_mtok": 1.0, "llm_output_usd_per_mtok": 4.0}
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(api_key="k") as server:
-        yield server
-
-
 async def open_memory(db_url: str, llm: FakeOpenAI, **overrides: Any) -> Memory:
     values: dict[str, Any] = {**PRICES, "llm_timeout_seconds": 5, **overrides}
     return await Memory.open(
@@ -381,7 +375,11 @@ async def test_postgres_restarting_while_the_bot_runs(private_pg: Any) -> None:
         sent = await env.say(5, chat_id=1001, user_id=1001, text="where is the office?")
         assert sent["text"].startswith("fake answer")  # and the worker resumes
         assert len(env.llm.requests) > calls_before
-        assert await env.rows("SELECT 1 FROM usage_ledger WHERE outcome = 'pending'") == []
+
+        async def settled() -> bool:  # the worker may be mid-call on the new exchange: wait
+            return await env.rows("SELECT 1 FROM usage_ledger WHERE outcome = 'pending'") == []
+
+        await wait_until(settled, timeout=20)
 
 
 async def test_an_answer_that_arrives_during_an_outage_is_not_bought_again(

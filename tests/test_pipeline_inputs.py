@@ -21,12 +21,6 @@ from tests.helpers import view
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(api_key="k") as server:
-        yield server
-
-
 async def open_memory(db_url: str, llm: FakeOpenAI, **overrides: object) -> Memory:
     return await Memory.open(
         make_settings(

@@ -4,7 +4,6 @@ derived, privacy sweeps, purges, and traces checked in every table. The clock is
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,21 +26,6 @@ from tests.helpers import view
 CHAT = 7
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=CHAT, user_id=CHAT)
 NOW = datetime.now(UTC)
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(api_key="k") as server:
-        yield server
-
-
-@pytest.fixture
-async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
-    mem = await Memory.open(
-        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m")
-    )
-    yield mem
-    await mem.close()
 
 
 async def said(

@@ -3,34 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
 from bot_memory.tools import ToolContext
-from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=5, user_id=5)
 GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-9, topic_id=0)
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(api_key="k") as server:
-        yield server
-
-
-@pytest.fixture
-async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
-    mem = await Memory.open(
-        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m")
-    )
-    yield mem
-    await mem.close()
 
 
 async def said(memory: Memory, scope: Scope, text: str, speaker: int = 5) -> SourceMessage:

@@ -4,9 +4,6 @@ chat history, and frozen recall rechecked in flight."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from bot_memory.access import ItemView, Membership, MemberStatus, Requester
 from bot_memory.intents import recognize
@@ -20,21 +17,6 @@ from tests.helpers import ADMIN, MEMBER, view
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1001, user_id=1001)
 GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-100500, topic_id=7)
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(api_key="k") as server:
-        yield server
-
-
-@pytest.fixture
-async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
-    mem = await Memory.open(
-        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m")
-    )
-    yield mem
-    await mem.close()
 
 
 async def said(
