@@ -128,7 +128,14 @@ class Charger:
             # processed. Recorded even while the cancellation goes on.
             await asyncio.shield(self._close(attempt, "unknown", Usage(), repr(exc)[:300]))
             raise
-        await self._close(attempt, "ok", usage, None, settle, result)
+        # Paid: record it and keep the answer even if a cancellation arrives meanwhile, and only
+        # then let the cancellation go on (the caller reads the ledger to see it was kept).
+        closing = asyncio.ensure_future(self._close(attempt, "ok", usage, None, settle, result))
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            await closing
+            raise
         return result
 
     async def _close(

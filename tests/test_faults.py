@@ -22,7 +22,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from bot_memory import ledger
+from bot_memory import ledger, operator
+from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.scopes import Scope
@@ -38,9 +39,9 @@ PRICES = {"llm_input_usd_per_mtok": 1.0, "llm_output_usd_per_mtok": 4.0}
 
 
 async def open_memory(db_url: str, llm: FakeOpenAI, **overrides: Any) -> Memory:
-    values: dict[str, Any] = {**PRICES, "llm_timeout_seconds": 5, **overrides}
+    values: dict[str, Any] = {**PRICES, "llm_timeout_seconds": 5, "llm_model": "m", **overrides}
     return await Memory.open(
-        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m", **values)
+        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="k", **values)
     )
 
 
@@ -250,6 +251,102 @@ async def test_a_job_given_back_before_its_call_keeps_its_claim(
             "SELECT claims, lease_until FROM memory_jobs"
         )
         assert (claims, lease) == (0, None) and llm.requests == []
+    finally:
+        await memory.close()
+
+
+
+async def test_a_shutdown_that_cuts_the_commit_keeps_the_paid_answer(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    memory = await open_memory(db_url, llm, tick_interval_seconds=0.05)
+    blocker = await asyncpg.connect(db_url)
+    try:
+        await exchange(memory)
+        async with blocker.transaction():
+            await blocker.execute("LOCK TABLE memory_records IN SHARE MODE")  # the commit waits
+            memory.worker.start()
+
+            async def checkpointed() -> bool:
+                raw = await memory.store.pool.fetchval("SELECT checkpoint::text FROM memory_jobs")
+                return raw is not None and '"extract"' in raw
+
+            await wait_until(checkpointed, timeout=30)
+            await memory.worker.stop(grace_seconds=0.3)  # cuts the record commit, not the call
+        phase, kind, checkpoint, claims = await memory.store.pool.fetchrow(
+            "SELECT phase, stop_kind, checkpoint::text, claims FROM memory_jobs"
+        )
+        assert (phase, kind, claims) == ("extract", None, 0)  # given back, claim refunded
+        assert '"extract"' in checkpoint
+        assert [o for o, _, _ in await ledger_rows(memory)] == ["ok"]
+        await memory.pipeline.tick()  # resumes from the checkpoint: nothing bought twice
+        assert len(llm.requests_by_purpose("memory_extraction")) == 1
+        assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 1
+    finally:
+        await blocker.close()
+        await memory.close()
+
+
+async def test_an_operator_retry_calls_the_model_again(db_url: str, llm: FakeOpenAI) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await exchange(memory)
+        llm.script(500)
+        await memory.pipeline.tick()
+        job_id, kind = await memory.store.pool.fetchrow("SELECT id, stop_kind FROM memory_jobs")
+        assert kind == "unknown"
+        await operator.retry(memory.store.pool, job_id)
+        await memory.pipeline.tick()
+        assert len(llm.requests_by_purpose("memory_extraction")) == 2
+        assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 1
+        assert [o for o, _, _ in await ledger_rows(memory)] == ["unknown", "ok"]
+    finally:
+        await memory.close()
+
+
+async def test_an_operator_consolidation_of_an_unchanged_index_calls_again(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await exchange(memory)
+        await memory.pipeline.tick()
+        assert len(llm.requests_by_purpose("memory_consolidation")) == 1
+        job_id = await operator.consolidate(
+            memory.store, SCOPE.key, provider=memory.model.provider, model=memory.model.model
+        )
+        await memory.pipeline.tick()
+        assert len(llm.requests_by_purpose("memory_consolidation")) == 2
+        phase = await memory.store.pool.fetchval(
+            "SELECT phase FROM memory_jobs WHERE id = $1", job_id
+        )
+        assert phase == "done"
+    finally:
+        await memory.close()
+
+
+async def test_after_a_model_change_the_index_is_rebuilt_under_the_new_model(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await exchange(memory)
+        await memory.pipeline.tick()
+    finally:
+        await memory.close()
+    memory = await open_memory(db_url, llm, llm_model="m2")
+    try:
+        text = "remember that my bike is red"
+        source = await memory.record(SCOPE, text=text, speaker_id=7)
+        assert source is not None
+        await memory.control(recognize(text), source)
+        await memory.pipeline.tick()
+        models = [r.get("model") for r in llm.requests_by_purpose("memory_consolidation")]
+        assert models == ["m", "m2"]
+        spent = await memory.store.pool.fetchval(
+            "SELECT max(claims) FROM memory_jobs WHERE phase = 'stopped'"
+        )
+        assert not spent  # a job stopped for the old model spent no claim
     finally:
         await memory.close()
 

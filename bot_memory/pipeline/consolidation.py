@@ -65,9 +65,10 @@ async def plan_pending(
 ) -> int | None:
     """A scope whose index went stale (a new record, a note, a forget, an edited, expired or
     pruned source) gets its consolidation planned. Charged to the scope's newest succeeded
-    request and its pinned model, like any other call."""
+    request, like any other call, and run under the model configured now: a request pinned to
+    a model since replaced would plan work that is stopped for its configuration forever."""
     origin = await tx.conn.fetchrow(
-        "SELECT id, provider, model FROM requests WHERE workspace_id = $1 AND scope_key = $2"
+        "SELECT id FROM requests WHERE workspace_id = $1 AND scope_key = $2"
         " AND status = 'succeeded' AND provider IS NOT NULL ORDER BY id DESC LIMIT 1",
         tx.workspace,
         state.key,
@@ -77,8 +78,8 @@ async def plan_pending(
         scope_key=state.key,
         scope_kind=state.scope.kind,
         origin_request_id=origin["id"] if origin else None,
-        provider=origin["provider"] if origin else provider,
-        model=origin["model"] if origin else model,
+        provider=provider,
+        model=model,
         reason="index pending",
         force=force,
     )

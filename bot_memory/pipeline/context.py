@@ -70,7 +70,9 @@ class PipelineContext:
             workspace=job.workspace,
             request_id=job.origin_request_id,
             kind=kind,
-            key=f"job:{job.id}:{kind}:claim{job.claims}",
+            # One key per claim (its fresh token): at most one call per claim, and a job an
+            # operator re-arms or re-queues (claims back at 0) gets keys of its own.
+            key=f"job:{job.id}:{kind}:{job.token}",
             max_tokens=max_tokens,
             job_id=job.id,
         )
@@ -79,7 +81,7 @@ class PipelineContext:
             if not await jobs.save_checkpoint(conn, job, phase, answer.model_dump()):
                 log.warning("pipeline.lost_ownership", job=job.id, phase=phase)
 
-        job.attempted = True
+        job.call_key = charge.key
         return await self.charger.complete_structured(
             charge, messages, output_model, OUTPUT_NAMES[kind], validate=validate, settle=keep
         )

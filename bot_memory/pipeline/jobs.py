@@ -82,7 +82,9 @@ class Job(BaseModel):
     claims: int
     checkpoint: dict[str, Any]
     last_error: str | None
-    attempted: bool = False  # this claim opened a billed attempt (in memory only)
+    # The ledger key of this claim's latest billed call (in memory only): after a cancellation
+    # its outcome says whether the call was cut (unknown) or its answer is paid and kept.
+    call_key: str | None = None
 
     @classmethod
     def from_row(cls, row: asyncpg.Record) -> Job:
@@ -356,12 +358,19 @@ async def back_off(
 
 
 async def stop(
-    conn: asyncpg.Pool | asyncpg.Connection, job: Job, reason: str, kind: StopKind
+    conn: asyncpg.Pool | asyncpg.Connection,
+    job: Job,
+    reason: str,
+    kind: StopKind,
+    *,
+    refund: bool = False,
 ) -> None:
-    """End an owned job without retry; its checkpoint goes with it."""
+    """End an owned job without retry; its checkpoint goes with it. `refund` gives the claim
+    back, for a job stopped before it sent anything (its input was never tried)."""
     await conn.execute(
         "UPDATE memory_jobs SET phase = 'stopped', stop_kind = $4, last_error = $5,"
         " lease_until = NULL, ownership_token = NULL, checkpoint = '{}'::jsonb,"
+        " claims = CASE WHEN $6 THEN greatest(claims - 1, 0) ELSE claims END,"
         " finished_at = now(), updated_at = now()"
         " WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3",
         job.workspace,
@@ -369,6 +378,7 @@ async def stop(
         job.token,
         kind,
         reason[:1000],
+        refund,
     )
     job.phase = "stopped"
 

@@ -124,7 +124,11 @@ class Pipeline:
                 # Work planned for the old model stops; the scope is planned again at once,
                 # under the model configured now.
                 await jobs.stop(
-                    self.ctx.pool, job, "model or provider configuration changed", "config"
+                    self.ctx.pool,
+                    job,
+                    "model or provider configuration changed",
+                    "config",
+                    refund=True,  # nothing was sent: the input keeps its claims
                 )
                 async with self.ctx.pool.acquire() as conn:
                     await rearm(conn, job.workspace, job.scope_key, now)
@@ -133,19 +137,34 @@ class Pipeline:
             async with self._heartbeat(job):
                 await self._run(job, now)
         except asyncio.CancelledError:
-            if not job.attempted:  # nothing was sent: give it back, the claim unspent
-                await asyncio.shield(jobs.release(self.ctx.pool, job))
-            else:  # cut mid-call by the grace period: the charger recorded it unknown
-                await asyncio.shield(
-                    jobs.stop(
-                        self.ctx.pool, job, "unknown provider outcome: stopped mid-call", "unknown"
-                    )
-                )
+            await asyncio.shield(self._give_back(job))
             raise
         except WorkspaceGone:
             log.info("pipeline.job_dropped", job=job.id, reason="workspace purged")
             return "stopped"
         return job.phase
+
+    async def _give_back(self, job: Job) -> None:
+        """A job cut by the deadline or the shutdown grace period. A call cut mid-flight may have
+        been processed and billed: the job stops for an operator. Otherwise (nothing sent, or the
+        answer paid for and checkpointed) it goes back with its claim refunded and its
+        checkpoint kept, so the next claim resumes without buying anything twice."""
+        outcome = None
+        if job.call_key is not None:
+            outcome = await self.ctx.pool.fetchval(
+                "SELECT outcome FROM usage_ledger WHERE workspace_id = $1"
+                " AND idempotency_key = $2",
+                job.workspace,
+                job.call_key,
+            )
+        if outcome in ("unknown", "pending"):
+            async with self.ctx.pool.acquire() as conn:
+                await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
+            await jobs.stop(
+                self.ctx.pool, job, "unknown provider outcome: stopped mid-call", "unknown"
+            )
+        else:
+            await jobs.release(self.ctx.pool, job)
 
     async def _run(self, job: Job, now: datetime) -> None:
         settings = self.ctx.settings
