@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from bot_memory.access import ItemView
 from bot_memory.charging import Charge, Charger
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel, Completion, ModelError
@@ -43,6 +44,7 @@ class ReferenceAgent:
     async def answer(self, turn: Turn) -> AgentAnswer:
         """One interactive request. Raises ModelError when no answer could be produced."""
         source = turn.source
+        await turn.start()  # recall first: its membership verdict also governs the history
         history = await self._history(turn)
         transcript: list[dict[str, Any]] = []
         for round_no in range(1, self._settings.agent_max_tool_rounds + 1):
@@ -91,8 +93,23 @@ class ReferenceAgent:
             now=datetime.now(UTC),
         )
         shared = not source.scope.is_private
+        gate = turn.memory.tools.gate_for(turn.context)
+        if turn.recall is not None and turn.recall.mode == "denied":
+            # A group's stored conversation is shared memory too: whoever may not read the
+            # group now (left, kicked, lookup failed) gets none of it.
+            return []
         out = []
         for item in items:
+            if shared and not await gate.readable(
+                ItemView(
+                    kind="message",
+                    id=item.source_id,
+                    scope_key=source.scope.key,
+                    speaker_ids=[item.speaker_id],
+                    thread_ids=[item.thread_id],
+                )
+            ):
+                continue  # the host's read grants hold for history as for memories
             text = clip(item.text, limit)
             if item.role == "user" and shared:
                 text = f"[speaker {item.speaker_id}] {text}"

@@ -486,11 +486,9 @@ class Memory:
     ) -> RecallContext:
         """The memory block for a new request in this scope, for this requester, now."""
         now = now or datetime.now(UTC)
-        row = await self.store.recall_row(scope)
-        if row is None:
-            return render(None, scope, now=now)
-        hidden: set[str] = set()
         if gate is not None:
+            # Asked first, even with nothing stored: "denied" also tells the reference agent to
+            # leave the group's stored conversation out of the prompt.
             who = await gate.membership()
             if not who.member:
                 log.info(
@@ -499,7 +497,12 @@ class Memory:
                     requester=gate.requester.user_id,
                     reason=who.reason,
                 )
-                return denied(render(row, scope, now=now))
+                return denied(render(None, scope, now=now))
+        row = await self.store.recall_row(scope)
+        if row is None:
+            return render(None, scope, now=now)
+        hidden: set[str] = set()
+        if gate is not None:
             hidden = await unreadable_entries(gate, scope, row)
         recalled = render(row, scope, now=now, unreadable=hidden)
         if recalled.memory_ids:

@@ -232,7 +232,7 @@ class ToolExecutor:
             if standing == "off":
                 return {"error": "memory is turned off in this chat", "results": []}
             for record in page:
-                if len(found) < limit and await gate.readable(_view(record)):
+                if len(found) < limit and await gate.readable(record_view(record)):
                     found.append(record)
             if len(page) < limit:
                 break
@@ -369,7 +369,7 @@ class ToolExecutor:
         return {"excerpts": excerpts}
 
 
-def _view(record: MemoryRecord) -> ItemView:
+def record_view(record: MemoryRecord) -> ItemView:
     return ItemView(
         kind="record",
         id=record.id,

@@ -255,7 +255,6 @@ async def test_a_job_given_back_before_its_call_keeps_its_claim(
         await memory.close()
 
 
-
 async def test_a_shutdown_that_cuts_the_commit_keeps_the_paid_answer(
     db_url: str, llm: FakeOpenAI
 ) -> None:

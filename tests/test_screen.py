@@ -172,3 +172,26 @@ async def test_the_screen_shows_what_the_pipeline_extracted_and_any_non_switch_w
         )
         assert extracted == 1
         assert (await bot.say("/memory off")).startswith("Memory is off")
+
+
+async def test_the_screen_lists_and_acts_only_on_what_the_reader_may_read() -> None:
+    async with running_bot(plain, workspace="test") as bot:
+        await bot.say("@memory_test_bot remember that standup is at 10", **in_group(ADA))
+        await bot.say("@memory_test_bot remember that I review on Fridays", **in_group(BO))
+        # The host's read grant: nobody but Ada reads what Ada said.
+        bot.memory.access.can_read = lambda who, item: (
+            who.user_id == ADA or ADA not in item.speaker_ids
+        )
+        await bot.say("/memory", **in_group(BO))
+        screen = bot.emu.sent[-1].result["message_id"]
+        text = text_of(bot, screen, GROUP)
+        assert "Fridays" in text and "standup" not in text and "1 memory" in text
+        hers = await bot.memory.store.pool.fetchval(
+            "SELECT id FROM memory_records WHERE summary LIKE '%standup%'"
+        )
+        for act in ("a", "f"):  # a forged confirm or forget of a record Bo may not read
+            forged = MemoryScreen(act=act, rid=hers, page=0, owner=BO).pack()
+            refused = await press(bot, forged, screen, user_id=BO, chat_id=GROUP)
+            assert refused["show_alert"] and "already gone" in refused["text"]
+        assert "standup" not in text_of(bot, screen, GROUP)
+        assert await bot.memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 2

@@ -189,6 +189,10 @@ async def test_read_grants_filter_recall_and_tools(db_url: str, llm: FakeOpenAI)
             call_id="c2",
         )
         assert history == {"excerpts": []}
+        turn = memory.turn(src, gate=other)  # the reference agent's prompt history, too
+        await memory.agent.answer(turn)
+        prompt = json.dumps(llm.chat_requests()[-1]["messages"])
+        assert "lighthouse" not in prompt and "noon" in prompt
     finally:
         await memory.close()
 

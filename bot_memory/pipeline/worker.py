@@ -152,8 +152,7 @@ class Pipeline:
         outcome = None
         if job.call_key is not None:
             outcome = await self.ctx.pool.fetchval(
-                "SELECT outcome FROM usage_ledger WHERE workspace_id = $1"
-                " AND idempotency_key = $2",
+                "SELECT outcome FROM usage_ledger WHERE workspace_id = $1 AND idempotency_key = $2",
                 job.workspace,
                 job.call_key,
             )

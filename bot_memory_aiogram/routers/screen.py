@@ -9,6 +9,7 @@ within Telegram's 64 bytes; a record that is gone or a forged button gets a shor
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,10 +24,10 @@ from bot_memory.access import Gate, Requester
 from bot_memory.control import forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
-from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.state import MemoryRecord
 from bot_memory.store import ScopeSummary
+from bot_memory.tools import record_view
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.routers.common import Directed
@@ -133,14 +134,25 @@ def confirm(
 def screen_router(middleware: MemoryMiddleware) -> Router:
     router = Router(name="bot_memory.screen")
 
-    async def page_of(memory: Memory, scope: Scope, page: int, *, admin: bool, topic: bool) -> Page:
+    async def page_of(memory: Memory, gate: Gate, page: int, *, admin: bool, topic: bool) -> Page:
+        scope = gate.scope
         now = datetime.now(UTC)
         summary = await memory.store.summary(scope, now)
-        pages = max(1, -(-summary.records // PAGE))
-        page = min(max(page, 0), pages - 1)
-        _, records = await memory.store.search_records(
-            scope, query=None, record_id=None, now=now, limit=PAGE, offset=page * PAGE
-        )
+        if memory.access.can_read is None:
+            pages = max(1, -(-summary.records // PAGE))
+            page = min(max(page, 0), pages - 1)
+            _, records = await memory.store.search_records(
+                scope, query=None, record_id=None, now=now, limit=PAGE, offset=page * PAGE
+            )
+        else:  # the host's read grants: list only what the one acting may read
+            _, every = await memory.store.search_records(
+                scope, query=None, record_id=None, now=now, limit=summary.records + PAGE
+            )
+            readable = [r for r in every if await gate.readable(record_view(r))]
+            summary = dataclasses.replace(summary, records=len(readable))
+            pages = max(1, -(-len(readable) // PAGE))
+            page = min(max(page, 0), pages - 1)
+            records = readable[page * PAGE : (page + 1) * PAGE]
         return Page(
             records=records,
             page=page,
@@ -170,7 +182,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             await message.answer(memory_texts(language, "memory-not-member"))
             return
         p = await page_of(
-            memory, memory_gate.scope, 0, admin=who.admin, topic=bool(message.chat.is_forum)
+            memory, memory_gate, 0, admin=who.admin, topic=bool(message.chat.is_forum)
         )
         owner = memory_gate.requester.user_id
         text, markup = render(p, memory_texts, language, memory_names, owner)
@@ -213,12 +225,13 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         notice = ""
         now = datetime.now(UTC)
         act = callback_data.act
-        if act == "a":
+        if act in ("a", "f"):
             _, found = await memory.store.search_records(
                 scope, query=None, record_id=callback_data.rid, now=now, limit=1
             )
-            if not found:
-                return await alert("screen-gone")
+            if not found or not await gate.readable(record_view(found[0])):
+                return await alert("screen-gone")  # gone, forged, or not the presser's to read
+        if act == "a":
             text, markup = confirm(
                 found[0], callback_data.page, memory_texts, language, callback_data.owner
             )
@@ -246,7 +259,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             notice = memory_texts(language, key + ("-topic" if topic else ""))
         elif act not in ("p", "r"):
             return await alert("screen-invalid")
-        p = await page_of(memory, scope, callback_data.page, admin=who.admin, topic=topic)
+        p = await page_of(memory, gate, callback_data.page, admin=who.admin, topic=topic)
         text, markup = render(p, memory_texts, language, memory_names, callback_data.owner, notice)
         await _edit(message, text, markup)
         await query.answer()
