@@ -422,3 +422,28 @@ async def test_being_recalled_counts_as_use_and_pruning_queues_consolidation(
     state = await view(memory)
     assert list(state.records) == [older.id]
     assert (await memory.recall(SCOPE, now=NOW + timedelta(days=35))).memory_ids == [older.id]
+
+
+async def test_a_forget_while_another_answer_is_written_keeps_that_users_own_words(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    moving = await said(memory, "I moved to Lisbon last spring", msg_id=1)  # being answered
+    asking = await said(memory, "what is my cat called?", msg_id=2)  # being answered
+    forget = await said(memory, "forget my cat", msg_id=3)
+    intent = recognize(forget.text)
+    assert intent is not None
+    await memory.control(intent, forget)
+    await memory.finish(forget, status="succeeded", answer_text="Done", bot_id=42, now=NOW)
+    # Both answers land after the forget: either may repeat what was forgotten.
+    await memory.finish(
+        moving, status="succeeded", answer_text="Lisbon, and Mochi came too", bot_id=42, now=NOW
+    )
+    await memory.finish(
+        asking, status="succeeded", answer_text="Your cat is Mochi", bot_id=42, now=NOW
+    )
+    await memory.pipeline.tick(now=NOW)
+    [extraction] = llm.requests_by_purpose("memory_extraction")
+    sent = json.dumps(extraction, ensure_ascii=False)
+    assert "I moved to Lisbon last spring" in sent  # not lost with the answer
+    assert "Mochi" not in sent and "what is my cat called" not in sent
+    assert await unexpected(memory, texts=["Mochi"], after="forget") == []

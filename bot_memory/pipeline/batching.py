@@ -10,12 +10,18 @@ from bot_memory.pipeline.prompts import utf8_len
 
 @dataclass(frozen=True)
 class Pair:
-    """A user message and the assistant's answer to it: the unit a batch holds."""
+    """A user message and the assistant's answer to it: the unit a batch holds. The answer is
+    left out (None, "") when a forget landed while it was being written: it may repeat what
+    was forgotten, while the user's own words, if they do not, are still worth keeping."""
 
     user: SnapshotSource
-    assistant: SnapshotSource
+    assistant: SnapshotSource | None
     user_text: str
     assistant_text: str
+
+    @property
+    def sources(self) -> list[SnapshotSource]:
+        return [self.user] if self.assistant is None else [self.user, self.assistant]
 
     @property
     def request_id(self) -> int:

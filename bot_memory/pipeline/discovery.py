@@ -142,16 +142,15 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
     pairs = [
         Pair(
             user=_source(r, "u", "user"),
-            assistant=_source(r, "a", "assistant"),
+            assistant=None if r["answer_forgotten"] else _source(r, "a", "assistant"),
             user_text=r["u_text"],
-            assistant_text=r["a_text"],
+            assistant_text="" if r["answer_forgotten"] else r["a_text"],
         )
         for r in rows
         if r["u_text"] is not None
         and r["a_text"] is not None
         and r["u_id"] not in tombstones
         and r["a_id"] not in tombstones
-        and not r["answer_forgotten"]
         and not state.was_off(r["request_id"])
     ]
     pinned = {r["request_id"]: (r["provider"], r["model"]) for r in rows}
@@ -178,7 +177,7 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
             provider, model = ctx.model.provider, ctx.model.model
         snapshot = Snapshot(
             scope_kind=state.scope.kind,
-            sources=[s for p in batch.pairs for s in (p.user, p.assistant)],
+            sources=[s for p in batch.pairs for s in p.sources],
             through_request=batch.through_request,
         )
         job_id = await jobs.create_job(
