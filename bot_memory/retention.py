@@ -156,6 +156,16 @@ async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> 
     )
     report.tombstones = int(result.split()[-1])
     report.scopes |= {r["scope_key"] for r in rows}
+    # Requests still being answered that were given any of this: their answers may repeat it,
+    # and arrive after this erasure, so they are flagged now and stored content-free.
+    await tx.conn.execute(
+        "UPDATE requests SET answer_erased = true, answer_forgotten = true"
+        " WHERE workspace_id = $1 AND status IN ('queued', 'running', 'awaiting_approval')"
+        " AND (recall_memory_ids && $2::text[] OR citation_source_ids && $3::text[])",
+        tx.workspace,
+        [r.id for r in removed],
+        [source_id(m) for m in sorted(doomed)],
+    )
     for key in sorted(report.scopes):
         state = await tx.scope_by_key(key)
         if state is not None:

@@ -310,8 +310,9 @@ class Store:
         async with self.pool.acquire() as conn, conn.transaction():
             # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
             current = await conn.fetchrow(
-                "SELECT status, scope, recall_memory_ids, ARRAY(SELECT substr(c, 2)::bigint FROM"
-                " unnest(citation_source_ids) c WHERE c ~ '^m[0-9]+$') AS cited FROM requests"
+                "SELECT status, scope, recall_memory_ids, answer_erased, ARRAY(SELECT"
+                " substr(c, 2)::bigint FROM unnest(citation_source_ids) c WHERE c ~ '^m[0-9]+$')"
+                " AS cited FROM requests"
                 " WHERE id = $1 FOR UPDATE",
                 source.request_id,
             )
@@ -329,15 +330,18 @@ class Store:
                     )
                     INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
                         telegram_message_id, speaker_id, role, text, content_hash, sent_at,
-                        retain_until)
-                    SELECT $1, $2, $3, m.chat_id, m.thread_id, $4, $5, 'assistant', $6, $7, $9,
+                        retain_until, erased_at, erase_reason)
+                    SELECT $1, $2, $3, m.chat_id, m.thread_id, $4, $5, 'assistant',
+                        CASE WHEN $12 THEN NULL ELSE $6 END, $7, $9,
                         least(
                             (SELECT min(d.retain_until) FROM messages d
                              WHERE d.workspace_id = $1 AND d.id IN (SELECT message_id FROM deps)),
                             $9::timestamptz + make_interval(secs => (
                                 SELECT auto_delete_seconds FROM chats
                                 WHERE bot_id = $3 AND chat_id = m.chat_id
-                                AND auto_delete_seconds > 0)))
+                                AND auto_delete_seconds > 0))),
+                        CASE WHEN $12 THEN $9 END,
+                        CASE WHEN $12 THEN 'a source it was given was erased' END
                     FROM messages m WHERE m.workspace_id = $1 AND m.id = $10
                     RETURNING id
                     """,
@@ -352,6 +356,7 @@ class Store:
                     now,
                     source.message_id,
                     list(current["cited"]),
+                    current["answer_erased"],
                 )
                 if answer_id is not None and (current["recall_memory_ids"] or current["cited"]):
                     # The answer depends on everything it was given: the sources of its records

@@ -68,12 +68,17 @@ async def find_traces(
         for column, kind in columns:
             probes: list[tuple[str, str, list[object]]] = []
             if kind in ("text", "json", "array"):
-                for text in texts:
+                # Digests and record IDs are hex: a word like "Ada" or "cafe" would be found in
+                # them by chance. They hold no content, so they are left out of text probes.
+                value = (
+                    f"regexp_replace(regexp_replace(lower({column}::text),"
+                    f" '\"[a-z_]*hash\": ?\"[^\"]*\"', '', 'g'), 'mem_[0-9a-f]+', '', 'g')"
+                )
+                for text in texts if not column.endswith("hash") else []:
                     escaped = json.dumps(text, ensure_ascii=False)[1:-1]
                     probes.append(
                         (
-                            f"(strpos(lower({column}::text), lower($2)) > 0"
-                            f" OR strpos(lower({column}::text), lower($3)) > 0)",
+                            f"(strpos({value}, lower($2)) > 0 OR strpos({value}, lower($3)) > 0)",
                             text,
                             [text, escaped],
                         )

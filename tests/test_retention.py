@@ -447,3 +447,44 @@ async def test_a_forget_while_another_answer_is_written_keeps_that_users_own_wor
     assert "I moved to Lisbon last spring" in sent  # not lost with the answer
     assert "Mochi" not in sent and "what is my cat called" not in sent
     assert await unexpected(memory, texts=["Mochi"], after="forget") == []
+
+
+async def test_an_answer_written_after_its_source_was_removed_is_kept_content_free(
+    memory: Memory,
+) -> None:
+    await exchange(memory, "my bike lock code is 4711", msg_id=1)
+    await memory.pipeline.tick(now=NOW)
+    asking = await said(memory, "what is my lock code?", msg_id=3)
+    turn = memory.turn(asking)
+    await turn.context_messages()  # the frozen index holds the code's record
+    got = await turn.execute({"id": "q", "function": {"name": "query_memories", "arguments": "{}"}})
+    assert "4711" in got["content"]
+    await memory.remove_messages(CHAT, [1], bot_id=42)
+    # The model saw the code before the removal and repeats it after.
+    await memory.finish(
+        asking, status="succeeded", answer_text="Your lock code is 4711", bot_id=42, now=NOW
+    )
+    await memory.pipeline.tick(now=NOW)
+    assert await unexpected(memory, texts=["4711"]) == []
+    answer = await memory.store.pool.fetchrow(
+        "SELECT text, content_hash FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1"
+    )
+    assert answer["text"] is None and answer["content_hash"]
+
+
+async def test_traces_are_not_found_by_chance_in_digests_and_record_ids(memory: Memory) -> None:
+    await exchange(memory, "we met at the cafe", msg_id=1)
+    await exchange(memory, "lunch is at noon", msg_id=3)
+    await memory.pipeline.tick(now=NOW)
+    pool = memory.store.pool
+    # Hex that happens to spell a word: in digests, in a snapshot's source hashes, in IDs.
+    await pool.execute("UPDATE memory_jobs SET input_hash = 'cafe' || input_hash")
+    await pool.execute(
+        "UPDATE memory_jobs SET snapshot = jsonb_set(snapshot, '{sources,0,hash}', '\"0cafe0\"')"
+    )
+    await pool.execute("UPDATE messages SET content_hash = 'cafe' WHERE text LIKE 'lunch%'")
+    await pool.execute("UPDATE requests SET recall_memory_ids = ARRAY['mem_cafe01']")
+    found = {t.table + "." + t.column for t in await unexpected(memory, texts=["cafe"])}
+    assert "messages.text" in found  # the words themselves are found, where they are
+    chance = {"memory_jobs.input_hash", "memory_jobs.snapshot", "messages.content_hash"}
+    assert not found & (chance | {"requests.recall_memory_ids"})
