@@ -21,7 +21,7 @@ from bot_memory.logs import get_logger
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.redaction import redact
-from bot_memory.retention import scrub_references
+from bot_memory.retention import derived_closure, scrub_references
 from bot_memory.scopes import Scope
 from bot_memory.state import (
     MemoryRecord,
@@ -301,6 +301,12 @@ async def _forget(
     if not all(may_forget(r, scope, actor_id, who) for r in chosen):
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
     reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
+    # Answers the bot gave with what is forgotten (and records built on those answers) may
+    # repeat it: they follow, through the answers' recorded dependencies.
+    answers = await derived_closure(tx, _all_messages(reached)) - _all_messages(reached)
+    if answers:
+        known = {r.id for r in reached}
+        reached += [r for r in await tx.dependents(answers) if r.id not in known]
     refused = [r for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
     if refused:
         # The cascade would take someone else's memory with it: all or nothing.
@@ -315,7 +321,7 @@ async def _forget(
     # First flag the answers still being written (this waits for any being committed right
     # now), then look for what was already written: nothing slips between the two.
     await _forget_answers_in_flight(tx, scope, request_id)
-    doomed = _all_messages(reached)
+    doomed = _all_messages(reached) | answers
     doomed |= await _unextracted_mentions(tx, state, reached, subject)
     await tx.add_tombstones(scope.key, doomed)
     await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")

@@ -102,7 +102,7 @@ async def apply_edit(
     return changed
 
 
-async def _closure(tx: WorkspaceTx, message_ids: set[int]) -> set[int]:
+async def derived_closure(tx: WorkspaceTx, message_ids: set[int]) -> set[int]:
     """These messages and every answer derived from them, and from those, to a fixed point."""
     reached = set(message_ids)
     frontier = set(message_ids)
@@ -129,7 +129,7 @@ async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> 
     # Answers given records built on these messages depend on them (flattened at finish), and
     # records built on those answers depend on the answers: messages to a fixed point, then
     # every record depending on any of them (directly or inherited).
-    doomed = await _closure(tx, start)
+    doomed = await derived_closure(tx, start)
     removed = await tx.dependents(doomed)
     rows = await tx.conn.fetch(
         "UPDATE messages SET text = NULL, erased_at = now(), erase_reason = $3"
@@ -295,7 +295,7 @@ async def set_retention(
 async def shorten(tx: WorkspaceTx, message_ids: set[int], until: datetime) -> None:
     """Messages, the answers derived from them and the records built on any of them are kept
     no longer than `until`."""
-    reached = await _closure(tx, message_ids)
+    reached = await derived_closure(tx, message_ids)
     await tx.conn.execute(
         "UPDATE messages SET retain_until = least(retain_until, $3) WHERE workspace_id = $1"
         " AND id = ANY($2::bigint[])",

@@ -5,8 +5,9 @@ array column of every table keyed by the workspace, so a table added later is co
 changing this file. Each trace says whether it is expected:
 
 - after a forget, the original chat messages keep their text (forgetting removes memory, not
-  chat history) and tombstones keep the forgotten IDs (that is how extraction is kept from
-  restoring them);
+  chat history), tombstones keep the forgotten IDs (that is how extraction is kept from
+  restoring them), and answers keep their dependency links, IDs only (so a later expiry,
+  removal or sweep of a forgotten message still reaches the answers derived from it);
 - after expiry, removal, a sweep or a purge, only the content-free message row (ID and hash) and
   the request that points at it may remain.
 """
@@ -110,7 +111,7 @@ def _expected(table: str, column: str, needle: str, after: After) -> bool:
     if is_id and (table, column) in _ROW_ITSELF:
         return True
     if after == "forget":
-        return (table == "messages" and column == "text") or table == "tombstones"
+        return (table == "messages" and column == "text") or table in ("tombstones", "message_deps")
     return False
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from bot_memory import cli
+from bot_memory.access import Membership
+from bot_memory.control import forget_record
 from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
@@ -26,6 +28,7 @@ from tests.helpers import view
 CHAT = 7
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=CHAT, user_id=CHAT)
 NOW = datetime.now(UTC)
+OWNER = Membership(member=True, admin=True, reason="private-owner")
 
 
 async def said(
@@ -488,3 +491,32 @@ async def test_traces_are_not_found_by_chance_in_digests_and_record_ids(memory: 
     assert "messages.text" in found  # the words themselves are found, where they are
     chance = {"memory_jobs.input_hash", "memory_jobs.snapshot", "messages.content_hash"}
     assert not found & (chance | {"requests.recall_memory_ids"})
+
+
+async def test_forgetting_a_note_by_id_reaches_answers_and_records_built_on_it(
+    memory: Memory,
+) -> None:
+    note = await said(memory, "remember that my cat is called Mochi", msg_id=1)
+    intent = recognize(note.text)
+    assert intent is not None
+    made = await memory.control(intent, note)
+    await memory.finish(
+        note, status="succeeded", answer_text="Noted", bot_id=42, now=NOW, kind="memory_control"
+    )
+    asking = await said(memory, "what is my pet called?", msg_id=3)
+    await memory.turn(asking).start(now=NOW)  # given the note
+    await memory.finish(
+        asking, status="succeeded", answer_text="Your cat is called Mochi.", bot_id=42, now=NOW
+    )
+    await memory.pipeline.tick(now=NOW)  # a record built on that answer
+    assert len((await view(memory)).valid_records(SCOPE.key)) == 2
+    # Forgotten by ID (the screen's button, the CLI): nothing names the subject.
+    result = await forget_record(
+        memory.store, SCOPE, made.memory_ids[0], actor_id=CHAT, who=OWNER, now=NOW
+    )
+    assert result.outcome == "forgotten" and len(result.memory_ids) == 2
+    assert (await view(memory)).valid_records(SCOPE.key) == []
+    assert await unexpected(memory, texts=["Mochi"], after="forget") == []
+    assert await unexpected(memory, source_ids=[note.source_id], after="forget") == []
+    await memory.pipeline.tick(now=NOW)  # and nothing brings it back
+    assert (await view(memory)).valid_records(SCOPE.key) == []
