@@ -290,8 +290,8 @@ async def _forget(
         # Not a memory yet, but maybe said and waiting for extraction: that must not become one.
         if memory_id:
             return ControlResult("forget", "nothing_to_forget")
-        await _forget_answers_in_flight(tx, scope, request_id)
-        pending = await _unextracted_mentions(tx, state, [], subject)
+        await _forget_answers_in_flight(tx, scope, request_id, _asker(scope, actor_id, who))
+        pending = await _unextracted_mentions(tx, state, [], subject, _asker(scope, actor_id, who))
         if not pending:
             return ControlResult("forget", "nothing_to_forget")
         await tx.add_tombstones(scope.key, pending)
@@ -320,9 +320,9 @@ async def _forget(
     await tx.delete(reached)
     # First flag the answers still being written (this waits for any being committed right
     # now), then look for what was already written: nothing slips between the two.
-    await _forget_answers_in_flight(tx, scope, request_id)
+    await _forget_answers_in_flight(tx, scope, request_id, _asker(scope, actor_id, who))
     doomed = _all_messages(reached) | answers
-    doomed |= await _unextracted_mentions(tx, state, reached, subject)
+    doomed |= await _unextracted_mentions(tx, state, reached, subject, _asker(scope, actor_id, who))
     await tx.add_tombstones(scope.key, doomed)
     await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")
     await scrub_references(tx, doomed)
@@ -337,21 +337,35 @@ def _all_messages(records: list[MemoryRecord]) -> set[int]:
     return found
 
 
+def _asker(scope: Scope, actor_id: int, who: Membership) -> int | None:
+    """Whose exchanges a forget may reach among what is not extracted yet: a group participant
+    only their own (their words and the answers to them), an admin or a private owner all."""
+    return None if scope.is_private or who.admin else actor_id
+
+
 async def _unextracted_mentions(
-    tx: WorkspaceTx, state: ScopeState, removed: list[MemoryRecord], subject: str
+    tx: WorkspaceTx,
+    state: ScopeState,
+    removed: list[MemoryRecord],
+    subject: str,
+    asker: int | None,
 ) -> set[int]:
     """Messages not yet extracted that state what is being forgotten, so that the next
     extraction cannot bring it back: those that literally name the forget subject, a removed
-    note's subject, or a removed record's title. Nothing about the subject is stored."""
+    note's subject, or a removed record's title, in exchanges of `asker` (None: anyone's).
+    Nothing about the subject is stored."""
     rows: list[asyncpg.Record] = await tx.conn.fetch(
         "SELECT m.id, m.text FROM requests r JOIN messages m ON m.workspace_id = r.workspace_id"
         " AND m.id IN (r.user_message_id, r.answer_message_id)"
         " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3 AND r.kind = 'chat'"
         " AND m.text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tombstones t"
-        " WHERE t.workspace_id = $1 AND t.scope_key = $2 AND t.message_id = m.id)",
+        " WHERE t.workspace_id = $1 AND t.scope_key = $2 AND t.message_id = m.id)"
+        " AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM messages u WHERE"
+        " u.workspace_id = $1 AND u.id = r.user_message_id AND u.speaker_id = $4))",
         tx.workspace,
         state.key,
         state.extracted_through,
+        asker,
     )
     subjects = [
         s for s in [subject, *(note_subject(r) for r in removed if r.origin == "note")] if s
@@ -365,14 +379,19 @@ async def _unextracted_mentions(
     }
 
 
-async def _forget_answers_in_flight(tx: WorkspaceTx, scope: Scope, request_id: int | None) -> None:
-    """Requests of the scope still being answered (the forget's own included) may be about to
-    repeat what is forgotten; their answers are not in the database yet, so they are flagged
-    instead of matched."""
+async def _forget_answers_in_flight(
+    tx: WorkspaceTx, scope: Scope, request_id: int | None, asker: int | None
+) -> None:
+    """Requests of the scope still being answered (the forget's own included; of `asker` only,
+    when given) may be about to repeat what is forgotten; their answers are not in the database
+    yet, so they are flagged instead of matched."""
     await tx.conn.execute(
-        "UPDATE requests SET answer_forgotten = true WHERE workspace_id = $1 AND scope_key = $2"
-        " AND (id = $3 OR status IN ('queued', 'running', 'awaiting_approval'))",
+        "UPDATE requests r SET answer_forgotten = true WHERE workspace_id = $1 AND scope_key = $2"
+        " AND (id = $3 OR (status IN ('queued', 'running', 'awaiting_approval')"
+        " AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM messages u WHERE"
+        " u.workspace_id = $1 AND u.id = r.user_message_id AND u.speaker_id = $4))))",
         tx.workspace,
         scope.key,
         request_id,
+        asker,
     )

@@ -274,3 +274,27 @@ async def test_a_forget_during_a_request_is_not_shown_again(memory: Memory) -> N
         asking.request_id,
     )
     assert note.source_id not in cited
+
+
+async def test_a_participants_forget_leaves_other_peoples_words_alone(memory: Memory) -> None:
+    others = await exchange(memory, GROUP, "the cat of the office is Tom", 2002)
+    mine = await exchange(memory, GROUP, "my cat is called Mochi", 2001)
+    theirs_open = await said(memory, GROUP, "does the cat need food?", 2002)  # being answered
+    forget = await said(memory, GROUP, "forget my cat", 2001)
+    intent = recognize(forget.text)
+    assert intent is not None
+    await memory.control(intent, forget, who=MEMBER)
+    forgotten = {r["message_id"] for r in await memory.store.pool.fetch("SELECT * FROM tombstones")}
+    assert mine.message_id in forgotten
+    assert others.message_id not in forgotten and theirs_open.message_id not in forgotten
+    flagged = await memory.store.pool.fetchval(
+        "SELECT answer_forgotten FROM requests WHERE id = $1", theirs_open.request_id
+    )
+    assert flagged is False
+    # An admin's forget reaches everyone's words.
+    again = await said(memory, GROUP, "/forget the cat of the office", 2003)
+    intent = recognize(again.text)
+    assert intent is not None
+    await memory.control(intent, again, who=ADMIN)
+    forgotten = {r["message_id"] for r in await memory.store.pool.fetch("SELECT * FROM tombstones")}
+    assert others.message_id in forgotten
