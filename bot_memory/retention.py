@@ -232,12 +232,20 @@ async def _message_ids(
     telegram_ids: list[int],
 ) -> dict[str, list[int]]:
     rows = await conn.fetch(
-        "SELECT workspace_id, id FROM messages WHERE chat_id = $1"
+        "SELECT workspace_id, id, bot_id FROM messages WHERE chat_id = $1"
         " AND telegram_message_id = ANY($2::bigint[]) AND ($3::bigint IS NULL OR bot_id = $3)",
         chat_id,
         telegram_ids,
         bot_id,
     )
+    bots = {r["bot_id"] for r in rows}
+    if bot_id is None and chat_id > 0 and len(bots) > 1:
+        # A private chat's message IDs are counted per bot: message 7 of one bot's chat with a
+        # user is not message 7 of another's. Which bot's was deleted?
+        raise ValueError(
+            f"chat {chat_id} has messages of several bots ({', '.join(map(str, sorted(bots)))})"
+            " with these IDs: pass bot_id to say whose were deleted"
+        )
     found: dict[str, list[int]] = {}
     for r in rows:
         found.setdefault(r["workspace_id"], []).append(r["id"])

@@ -280,6 +280,7 @@ class ToolExecutor:
                 action in ("enable", "disable")
                 and not control.may_toggle(source.scope, source.speaker_id, who)
             ):
+                self._refused(ctx, args.action, "not_allowed on replay", who.reason)
                 return {"action": args.action, "outcome": "not_allowed", "memory_ids": []}
             return {**json.loads(first), "replayed": True}
         result = await control.apply(
@@ -292,6 +293,8 @@ class ToolExecutor:
             memory_id=args.memory_id,
             title=args.title,
         )
+        if result.outcome in _REFUSALS:
+            self._refused(ctx, args.action, result.outcome, who.reason)
         answer = {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}
         await self._store.pool.execute(
             "INSERT INTO tool_calls (workspace_id, request_id, call_id, name, result)"
@@ -303,12 +306,34 @@ class ToolExecutor:
         )
         return answer
 
+    def _refused(self, ctx: ToolContext, action: str, outcome: str, standing: str) -> None:
+        log.info(
+            "memory.tool_refused",
+            tool="manage_memory",
+            action=action,
+            scope=ctx.source.scope.key,
+            requester=ctx.source.speaker_id,
+            reason=outcome,
+            standing=standing,
+        )
+
     async def _history(self, args: HistoryArgs, ctx: ToolContext) -> dict[str, Any]:
         refused = await self._member(ctx, "query_chat_history")
         if refused is not None:
             return refused
         source = ctx.source
         scope = source.scope
+        switches = await self._store.pool.fetchrow(
+            "SELECT enabled, suspended FROM memory_scopes WHERE workspace_id = $1"
+            " AND scope_key = $2",
+            scope.workspace,
+            scope.key,
+        )
+        if switches is not None and switches["suspended"]:
+            return {"error": "memory is unavailable in this chat", "excerpts": []}
+        if switches is not None and not switches["enabled"]:
+            # Memory off covers the chat's stored words too, as it covers its memories.
+            return {"error": "memory is turned off in this chat", "excerpts": []}
         limit = min(args.limit, self._settings.query_max_results)
         around = [m for m in (message_id_of(s) for s in args.source_ids) if m is not None]
         rows = await self._store.pool.fetch(
@@ -367,6 +392,12 @@ class ToolExecutor:
         if excerpts:
             await self._store.add_citations(source, [e["source_id"] for e in excerpts], [])
         return {"excerpts": excerpts}
+
+
+# Outcomes of manage_memory that are refusals: logged with their reason.
+_REFUSALS = frozenset(
+    {"not_allowed", "not_member", "cascade_not_allowed", "mismatch", "unavailable", "memory_off"}
+)
 
 
 def record_view(record: MemoryRecord) -> ItemView:

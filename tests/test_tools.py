@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
@@ -61,11 +64,16 @@ async def test_manage_memory_accepts_only_the_current_direct_request(memory: Mem
     assert cited == [request.source_id]
 
 
-async def test_group_participant_cannot_switch_group_recall(memory: Memory) -> None:
+async def test_group_participant_cannot_switch_group_recall(
+    memory: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
     source = await said(memory, GROUP, "turn off memory", speaker=77)
     args = {"action": "disable-memory", "sourceId": source.source_id}
-    member = await call(memory, ToolContext(source=source), "manage_memory", args)
+    with caplog.at_level(logging.INFO, logger="bot_memory"):
+        member = await call(memory, ToolContext(source=source), "manage_memory", args)
     assert member["outcome"] == "not_allowed"
+    refusals = [r for r in caplog.records if getattr(r, "event", "") == "memory.tool_refused"]
+    assert refusals and "not_allowed" in refusals[0].getMessage()  # logged, with its reason
     listed = await Memory.open(memory.settings.model_copy(update={"admin_user_ids": {77}}))
     try:
         admin = await call(listed, ToolContext(source=source), "manage_memory", args, call_id="c2")
@@ -131,3 +139,16 @@ async def test_agent_runs_tool_calls_and_returns_results_to_the_model(
         for r in await memory.store.pool.fetch("SELECT kind FROM usage_ledger ORDER BY id")
     ]
     assert kinds == ["answer", "tool:manage_memory", "answer"]
+
+
+async def test_chat_history_is_off_when_memory_is_off(memory: Memory) -> None:
+    said_it = await said(memory, PRIVATE, "my bank pin hint is the dog")
+    await memory.finish(said_it, status="succeeded", answer_text="ok", bot_id=42)
+    off = await said(memory, PRIVATE, "turn off memory")
+    args = {"action": "disable-memory", "sourceId": off.source_id}
+    assert (await call(memory, ToolContext(source=off), "manage_memory", args))["outcome"] == (
+        "disabled"
+    )
+    src = await said(memory, PRIVATE, "what did I say?")
+    found = await call(memory, ToolContext(source=src), "query_chat_history", {"query": "pin"})
+    assert found == {"error": "memory is turned off in this chat", "excerpts": []}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bot_memory.access import ItemView, Membership, MemberStatus, Requester
 from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
@@ -51,6 +53,12 @@ async def test_two_bots_on_one_database_keep_their_own_messages(memory: Memory) 
         (42, "edited in A"),
         (43, "bot B hears that"),
     ]
+    # A deletion the host reports must say whose message 7 it was.
+    with pytest.raises(ValueError, match="pass bot_id"):
+        await memory.remove_messages(PRIVATE.chat_id, [7])
+    await memory.remove_messages(PRIVATE.chat_id, [7], bot_id=42)
+    rows = await memory.store.pool.fetch("SELECT bot_id, text FROM messages ORDER BY bot_id")
+    assert [(r["bot_id"], r["text"]) for r in rows] == [(42, None), (43, "bot B hears that")]
 
 
 async def test_another_bot_id_sees_nothing_of_the_old_bot(memory: Memory) -> None:
