@@ -75,6 +75,9 @@ class Memory:
     _held: deque[_Held] = field(default_factory=deque)
     _drainer: asyncio.Task[None] | None = None
     _closed: bool = False
+    # Bumped by every purge: what adapters cached about chats (their auto-delete timers) was
+    # deleted with the workspace and must be asked for again.
+    purges: int = 0
 
     @classmethod
     async def open(
@@ -265,7 +268,10 @@ class Memory:
 
     async def purge_workspace(self, workspace: str) -> bool:
         """Delete everything a workspace holds (the ledger keeps amounts, no text)."""
-        return await retention.purge_workspace(self.store, workspace)
+        try:
+            return await retention.purge_workspace(self.store, workspace)
+        finally:
+            self.purges += 1
 
     async def find_traces(
         self,

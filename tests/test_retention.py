@@ -18,6 +18,7 @@ from bot_memory.pipeline.discovery import plan_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.store import SourceMessage
+from bot_memory.tenancy import default_workspace
 from bot_memory.tools import ToolContext
 from bot_memory.traces import find_traces
 from tests.conftest import make_settings
@@ -520,3 +521,20 @@ async def test_forgetting_a_note_by_id_reaches_answers_and_records_built_on_it(
     assert await unexpected(memory, source_ids=[note.source_id], after="forget") == []
     await memory.pipeline.tick(now=NOW)  # and nothing brings it back
     assert (await view(memory)).valid_records(SCOPE.key) == []
+
+
+async def test_after_a_purge_the_chats_auto_delete_timer_still_holds(db_url: str) -> None:
+    group = -100321
+    async with running(db_url, workspace_setting=None) as env:
+        env.emu.set_auto_delete(group, 60)
+        env.emu.push_message(
+            chat_type="supergroup", chat_id=group, user_id=1001, text="@memory_test_bot first"
+        )
+        await env.emu.wait_for_sent(1)
+        assert await env.memory.purge_workspace(default_workspace(42, group))
+        env.emu.push_message(
+            chat_type="supergroup", chat_id=group, user_id=1001, text="@memory_test_bot again"
+        )
+        await env.emu.wait_for_sent(2)
+        rows = await env.rows("SELECT retain_until FROM messages")
+        assert rows and all(r["retain_until"] is not None for r in rows)

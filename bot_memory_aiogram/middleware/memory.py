@@ -59,6 +59,7 @@ class MemoryMiddleware(BaseMiddleware):
         self._memory = memory
         self._resolver = resolver
         self._known_chats: set[tuple[int, int]] = set()
+        self._known_after_purges = 0
         # First names seen in updates, for "who said it" on the /memory screen (bounded).
         self.names: dict[int, str] = {}
 
@@ -213,6 +214,9 @@ class MemoryMiddleware(BaseMiddleware):
         """Once per chat: ask Telegram for its auto-delete timer, so that memory never keeps a
         message longer than the chat does."""
         key = (bot.id, chat.id)
+        if self._known_after_purges != self._memory.purges:
+            self._known_chats.clear()  # a purge deleted what was known of its chats
+            self._known_after_purges = self._memory.purges
         if key in self._known_chats:
             return
         info = await self._memory.chat(bot.id, chat.id)
