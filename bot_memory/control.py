@@ -151,7 +151,8 @@ async def apply(
                 who,
                 now,
             )
-        if not state.enabled:
+        if not state.enabled and request.action == "remember":
+            # Forgetting works while memory is off: what is stored can always be removed.
             return ControlResult(request.action, "memory_off")
         if request.action == "remember":
             return await _remember(tx, state, source, request, title, provider, model, now)
@@ -182,10 +183,8 @@ async def forget_record(
         return ControlResult("forget", "not_member")
     async with store.locked(scope.workspace, scope_key=scope.key) as tx:
         state = await tx.scope(scope)
-        if state.suspended:
-            return ControlResult("forget", "unavailable")
-        if not state.enabled:
-            return ControlResult("forget", "memory_off")
+        if state.suspended and who.reason != "operator":
+            return ControlResult("forget", "unavailable")  # an operator may still clean up
         return await _forget(tx, state, actor_id, None, "", record_id, who, now)
 
 

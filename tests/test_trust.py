@@ -306,3 +306,20 @@ async def test_a_participants_forget_leaves_other_peoples_words_alone(memory: Me
     await memory.control(intent, again, who=ADMIN)
     forgotten = {r["message_id"] for r in await memory.store.pool.fetch("SELECT * FROM tombstones")}
     assert others.message_id in forgotten
+
+
+async def test_forgetting_works_while_memory_is_off(memory: Memory) -> None:
+    note = await said(memory, PRIVATE, "remember that my locker code is 0451")
+    intent = recognize(note.text)
+    assert intent is not None
+    made = await memory.control(intent, note)
+    off = await said(memory, PRIVATE, "turn off memory")
+    intent = recognize(off.text)
+    assert intent is not None
+    assert (await memory.control(intent, off)).outcome == "disabled"
+    forget = await said(memory, PRIVATE, "forget my locker code")
+    intent = recognize(forget.text)
+    assert intent is not None
+    result = await memory.control(intent, forget)
+    assert (result.outcome, result.memory_ids) == ("forgotten", made.memory_ids)
+    assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 0
