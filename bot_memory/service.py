@@ -9,6 +9,7 @@ Ingress records through it, the worker runs under it, recall and tools are reach
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -148,7 +149,13 @@ class Memory:
         self._closed = True
         if self._drainer is not None:
             self._drainer.cancel()
-        await self.worker.stop()
+        if self.worker.started:
+            await self.worker.stop()  # removes its row in worker_ticks when it stops cleanly
+        else:  # ticks run directly (a host's or a test's) leave a row too: this is a clean end
+            with contextlib.suppress(Exception):
+                await self.store.pool.execute(
+                    "DELETE FROM worker_ticks WHERE worker_id = $1", self.pipeline.worker_id
+                )
         await self.model.aclose()
         await self.db.close()
 

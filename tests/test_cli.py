@@ -157,3 +157,15 @@ async def test_a_cleanly_stopped_worker_leaves_status_a_crashed_one_shows_silent
     assert [w["worker_id"] for w in workers] == ["gone:1:abc"] and me != "gone:1:abc"
     code, out, _ = await run(capsys, "status")
     assert code == 0 and "gone:1:abc" in out and "silent" in out
+
+
+async def test_a_memory_closed_after_direct_ticks_leaves_no_worker_row(db_url: str) -> None:
+    memory = await Memory.open(make_settings(db_url))
+    await memory.pipeline.tick()  # a host or a test driving the pipeline itself
+    assert await memory.store.pool.fetchval("SELECT count(*) FROM worker_ticks") == 1
+    await memory.close()
+    memory = await Memory.open(make_settings(db_url))
+    try:
+        assert await memory.store.pool.fetchval("SELECT count(*) FROM worker_ticks") == 0
+    finally:
+        await memory.close()

@@ -232,6 +232,11 @@ class Worker:
         self._stopping = asyncio.Event()
 
     @property
+    def started(self) -> bool:
+        """Started and not stopped yet (its loop may have ended on its own)."""
+        return self._task is not None
+
+    @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
