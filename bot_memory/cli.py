@@ -113,7 +113,11 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
         return 0
     budget = MemorySettings().workspace_budget_usd
     totals = report["totals"]
-    print(f"{totals.get('workspaces', 0)} workspaces, {totals.get('records', 0)} memories\n")
+    spaces, records = totals.get("workspaces", 0), totals.get("records", 0)
+    print(
+        f"{spaces} workspace{'' if spaces == 1 else 's'},"
+        f" {records} memor{'y' if records == 1 else 'ies'}\n"
+    )
     rows = [
         {
             "workspace": w["workspace"],

@@ -54,11 +54,24 @@ class TestBot:
 
     async def say(self, text: str, **message: Any) -> str:
         """Send a message (private chat 1001 unless chat_id/user_id say otherwise) and return
-        the bot's reply to it."""
+        the bot's reply to it, once its request is closed: each say is one whole turn.
+        Keywords shape the message: chat_id, user_id, chat_type ("supergroup"), first_name,
+        language_code ("zh"), thread_id with is_forum and is_topic_message, reply_to_message_id,
+        anonymous_admin (see BotAPIEmulator.push_message)."""
         expected = len(self.emu.sent) + 1
         self.send(text, **message)
         calls = await self.emu.wait_for_sent(expected)
+        await self._requests_closed()
         return str(calls[expected - 1].params.get("text", ""))
+
+    async def _requests_closed(self, seconds: float = 5.0) -> None:
+        for _ in range(int(seconds / 0.02)):
+            if not await self.memory.store.pool.fetchval(
+                "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
+                " AND NOT keep_open"
+            ):
+                return
+            await asyncio.sleep(0.02)
 
     def send(self, text: str, **message: Any) -> dict[str, Any]:
         """Send a message without waiting for a reply; returns the update."""
@@ -69,13 +82,7 @@ class TestBot:
     async def settled(self) -> None:
         """Every update consumed and every request closed."""
         await self.emu.wait_idle(quiet=0.1)
-        for _ in range(200):
-            if not await self.memory.store.pool.fetchval(
-                "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
-                " AND NOT keep_open"
-            ):
-                return
-            await asyncio.sleep(0.05)
+        await self._requests_closed(seconds=10.0)
 
     async def idle(self) -> None:
         """Let the idle window pass and the worker extract and consolidate (one tick)."""

@@ -45,5 +45,11 @@ def test_every_string_exists_in_both_languages() -> None:
 def test_plural_and_fallback() -> None:
     assert t("en", "memory-forgotten", count=1) == "Done: I forgot one memory."
     assert t("en", "memory-forgotten", count=3) == "Done: I forgot 3 memories."
-    assert "3" in t("zh", "memory-forgotten", count=3)
+    assert t("zh", "memory-forgotten", count=3) == "好的，已忘记 3 条记忆。"
+    never = {"count": 0, "pending": "no", "ran": "no", "when": ""}
+    assert (
+        t("en", "screen-status", **never)
+        == "0 memories · the index is up to date · not run here yet"
+    )
+    assert t("zh", "screen-status", **never).endswith("尚未运行")
     assert t("de", "memory-enabled") == t("en", "memory-enabled")

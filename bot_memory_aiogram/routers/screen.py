@@ -82,8 +82,13 @@ def render(
         if not p.private:
             meta += " · " + ", ".join(names.get(i, str(i)) for i in record.speaker_ids)
         lines.append(as_line(f"{n}. ", Bold(title), " — ", Italic(meta), end=""))
-    when = s.last_run.date().isoformat() if s.last_run else t("screen-never")
-    status = t("screen-status", count=s.records, pending="yes" if s.pending else "no", when=when)
+    status = t(
+        "screen-status",
+        count=s.records,
+        pending="yes" if s.pending else "no",
+        ran="yes" if s.last_run else "no",
+        when=s.last_run.date().isoformat() if s.last_run else "",
+    )
     lines.append(Italic(status))
     if p.admin and not p.private:
         lines.append(

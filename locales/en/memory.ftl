@@ -32,8 +32,10 @@ screen-status = { $count ->
 } · { $pending ->
     [yes] the index is being updated
    *[no] the index is up to date
-} · last ran { $when }
-screen-never = never
+} · { $ran ->
+    [yes] last ran { $when }
+   *[no] not run here yet
+}
 screen-spend = Spent { $spent } of this workspace's { $budget } budget
 screen-forget = Forget { $n }
 screen-prev = ‹ Previous

@@ -1,7 +1,7 @@
 memory-remembered = 好的，我记住了。
 memory-forgotten = { $count ->
     [0] 好的，我不会记住这件事。
-   *[other] 已完成：我忘记了 { $count } 条记忆。
+   *[other] 好的，已忘记 { $count } 条记忆。
 }
 memory-nothing-to-forget = 我没有找到与之相符的记忆。
 memory-enabled = 本聊天的记忆已开启。
@@ -28,8 +28,10 @@ screen-is-off = 这里的记忆已关闭：内容会保留，但不会被使用�
 screen-status = { $count } 条记忆 · { $pending ->
     [yes] 索引正在更新
    *[no] 索引已是最新
-} · 上次运行：{ $when }
-screen-never = 从未
+} · { $ran ->
+    [yes] 上次运行：{ $when }
+   *[no] 尚未运行
+}
 screen-spend = 本工作区已花费 { $spent }，预算 { $budget }
 screen-forget = 忘记 { $n }
 screen-prev = ‹ 上一页
