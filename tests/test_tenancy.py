@@ -402,3 +402,25 @@ async def test_an_anonymous_admin_counts_as_member_and_admin(db_url: str) -> Non
             c for c in env.emu.calls_to("getChatMember") if c.params["user_id"] == 1087968824
         ]
         assert placeholder == []
+
+
+async def test_every_unique_key_of_a_workspaces_tables_begins_with_the_workspace(
+    memory: Memory,
+) -> None:
+    """So the schema can be distributed by workspace (README, Deployment)."""
+    rows = await memory.store.pool.fetch(
+        """
+        SELECT t.relname AS tbl, i.relname AS idx, (SELECT a.attname FROM pg_attribute a
+               WHERE a.attrelid = t.oid AND a.attnum = ix.indkey[0]) AS first
+        FROM pg_index ix JOIN pg_class i ON i.oid = ix.indexrelid
+        JOIN pg_class t ON t.oid = ix.indrelid
+        JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = current_schema()
+        WHERE ix.indisunique AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid
+              AND a.attname = 'workspace_id' AND NOT a.attisdropped)
+        """
+    )
+    # chats: the small (bot, chat) -> workspace directory, a reference table when distributed.
+    wrong = [
+        (r["tbl"], r["idx"]) for r in rows if r["first"] != "workspace_id" and r["tbl"] != "chats"
+    ]
+    assert rows and wrong == []
