@@ -38,6 +38,8 @@ class AgentAnswer:
 class ReferenceAgent:
     def __init__(self, store: Store, model: ChatModel, settings: MemorySettings) -> None:
         self._store = store
+        # An answer's charge is settled for a short while only (the Charger's default), not
+        # the worker's settle_retry_seconds: a user waits for this reply.
         self._charger = Charger(store, model, settings.workspace_budget_usd)
         self._settings = settings
 

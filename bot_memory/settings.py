@@ -7,8 +7,9 @@ settings that hosts already know by their usual names (DATABASE_URL, LLM_*) keep
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Self
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -97,3 +98,13 @@ class MemorySettings(BaseSettings):
     # --- authorization ------------------------------------------------------------------------
     admin_user_ids: frozenset[int] = frozenset()  # workspace owners/admins beyond chat admins
     member_cache_seconds: float = 300.0  # getChatMember answers, refreshed by chat_member updates
+
+    @model_validator(mode="after")
+    def _call_fits_its_lease(self) -> Self:
+        # A call that could outlive its job's lease might be rescued and made twice.
+        if self.llm_call_deadline_seconds >= self.lease_seconds:
+            raise ValueError(
+                f"BOT_MEMORY_LLM_CALL_DEADLINE_SECONDS ({self.llm_call_deadline_seconds:g}) must be"
+                f" shorter than BOT_MEMORY_LEASE_SECONDS ({self.lease_seconds:g})"
+            )
+        return self

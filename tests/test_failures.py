@@ -207,3 +207,50 @@ async def test_a_configuration_change_stops_stale_work_and_plans_again_at_once(
         assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 1
     finally:
         await memory.close()
+
+
+def test_a_call_deadline_must_be_shorter_than_the_lease() -> None:
+    from pydantic import ValidationError
+
+    from bot_memory.settings import MemorySettings
+
+    with pytest.raises(ValidationError, match="shorter than BOT_MEMORY_LEASE_SECONDS"):
+        MemorySettings(llm_call_deadline_seconds=120, lease_seconds=120)
+    assert MemorySettings(llm_call_deadline_seconds=60, lease_seconds=120).lease_seconds == 120
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [
+        (400, "error"),
+        (401, "error"),
+        (403, "error"),
+        (404, "error"),
+        (422, "error"),
+        (429, "error"),
+        (503, "error"),
+        (529, "error"),
+        (408, "unknown"),
+        (500, "unknown"),
+        (502, "unknown"),
+        (504, "unknown"),
+    ],
+)
+def test_each_status_is_classified_as_the_provider_may_have_acted(
+    status: int, outcome: str
+) -> None:
+    from bot_memory.models.openai_compat import outcome_of_status
+
+    assert outcome_of_status(status) == outcome
+
+
+def test_a_model_is_priced_only_when_both_prices_are_known() -> None:
+    from bot_memory.models import build_model
+    from bot_memory.settings import MemorySettings
+
+    def priced(**prices: float) -> bool:
+        settings = MemorySettings(llm_base_url="http://127.0.0.1:9", llm_model="my-own", **prices)
+        return bool(getattr(build_model(settings), "price_known", False))
+
+    assert not priced(llm_input_usd_per_mtok=1.0)
+    assert priced(llm_input_usd_per_mtok=1.0, llm_output_usd_per_mtok=2.0)

@@ -63,7 +63,9 @@ def host(**setup_kwargs: Any) -> Any:
 
 async def statuses(bot: Any) -> list[tuple[str, str, bool]]:
     rows = await bot.memory.store.pool.fetch(
-        "SELECT kind, status, answer_message_id IS NOT NULL AS answered FROM requests ORDER BY id"
+        "SELECT r.kind, r.status, r.answer_message_id IS NOT NULL AS answered FROM requests r"
+        " JOIN messages m ON m.workspace_id = r.workspace_id AND m.id = r.user_message_id"
+        " ORDER BY m.telegram_message_id"  # in the order sent: updates are handled concurrently
     )
     return [(r["kind"], r["status"], r["answered"]) for r in rows]
 

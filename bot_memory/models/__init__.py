@@ -25,7 +25,8 @@ def build_model(settings: MemorySettings) -> ChatModel:
 
         model = settings.llm_model or DEFAULT_MODEL
         listed = price_of(model)
-        known = listed is not None or settings.llm_input_usd_per_mtok is not None
+        overridden = (settings.llm_input_usd_per_mtok, settings.llm_output_usd_per_mtok)
+        known = listed is not None or None not in overridden
         input_price, output_price = listed or (0.0, 0.0)
         if settings.llm_input_usd_per_mtok is not None:
             input_price = settings.llm_input_usd_per_mtok
