@@ -24,7 +24,7 @@ __all__ = ["HANG_SECONDS", "FakeOpenAI", "Responder", "ScriptItem", "default_res
 
 JsonDict = dict[str, Any]
 Responder = Callable[[JsonDict], Awaitable[JsonDict] | JsonDict]
-ScriptItem = JsonDict | str | int | bytes
+ScriptItem = JsonDict | str | int | bytes | tuple[int, str]
 
 #: How long a scripted "hang" sleeps (longer than any sane client timeout).
 HANG_SECONDS = 120.0
@@ -268,9 +268,12 @@ class FakeOpenAI(LoopbackServer):
           ``"drop"``: close the connection after reading the request; ``"delay:S"``: answer
           as the responder would, after S seconds);
         * ``int``: an HTTP status, answered with an OpenAI-style error body;
+        * ``(int, str)``: the same, with that error message;
         * ``bytes``: a raw 200 body sent as-is (e.g. invalid JSON).
         """
         for item in items:
+            if isinstance(item, tuple) and [type(x) for x in item] == [int, str]:
+                continue
             if isinstance(item, bool) or not isinstance(item, dict | str | int | bytes):
                 msg = f"unsupported script item {item!r}"
                 raise TypeError(msg)
@@ -351,6 +354,8 @@ class FakeOpenAI(LoopbackServer):
             return web.Response(body=item, status=200, content_type="application/json")
         if isinstance(item, int):
             return self._error(item)
+        if isinstance(item, tuple):
+            return self._error(*item)
         if isinstance(item, str):
             message: JsonDict = {"role": "assistant", "content": item}
         elif isinstance(item, dict):

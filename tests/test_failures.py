@@ -14,6 +14,7 @@ from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.store import UsageEntry
+from bot_memory.traces import find_traces
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 
@@ -254,3 +255,24 @@ def test_a_model_is_priced_only_when_both_prices_are_known() -> None:
 
     assert not priced(llm_input_usd_per_mtok=1.0)
     assert priced(llm_input_usd_per_mtok=1.0, llm_output_usd_per_mtok=2.0)
+
+
+async def test_a_providers_error_text_is_never_stored(db_url: str, llm: FakeOpenAI) -> None:
+    """A content-filter refusal quotes what was said: only its type and code are kept."""
+    memory = await Memory.open(
+        make_settings(db_url, llm_base_url=llm.base_url, llm_api_key="test-key", llm_model="m")
+    )
+    try:
+        source = await memory.record(SCOPE, text="my secret plan is Zebra", speaker_id=7)
+        assert source is not None
+        await memory.begin(source)
+        await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+        llm.script((400, "Your prompt 'my secret plan is Zebra' was flagged"))
+        await memory.pipeline.tick()
+        async with memory.store.pool.acquire() as conn:
+            found = await find_traces(conn, "test", texts=["Zebra"])
+        assert {(t.table, t.column) for t in found} == {("messages", "text")}
+        error = await memory.store.pool.fetchval("SELECT last_error FROM memory_jobs")
+        assert "invalid_request_error" in error and "Zebra" not in error
+    finally:
+        await memory.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import httpx
@@ -139,7 +140,14 @@ def _arguments(value: Any) -> str:
 
 
 def _err(response: httpx.Response) -> str:
+    """The error's type and code, never its message: providers quote the request in it (a
+    content-filter refusal names what was said), and this text is logged and stored in job
+    rows and the ledger, which outlive forgetting."""
     try:
-        return str(response.json().get("error", {}).get("message", ""))[:200]
+        error = response.json().get("error") or {}
     except ValueError:
-        return response.text[:200]
+        return "no error details"
+    if not isinstance(error, dict):
+        return "no error details"
+    fields = [str(error.get(k)) for k in ("type", "code") if error.get(k)]
+    return re.sub(r"[^\w.:\- ]", "", " ".join(fields))[:100] or "no error details"
