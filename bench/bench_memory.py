@@ -8,7 +8,9 @@ same process.
     against a raw single-row SELECT.
 (c) commit: one "remember" (lock the workspace, insert the note and its source, evict past the
     256-record cap, rewrite the scope's recall row, plan a consolidation) against one small raw
-    UPDATE.
+    UPDATE; likewise one forget by ID (the record, its cascade, tombstones) and one extraction
+    commit (a job whose model answer is checkpointed: checks, record, recall row, consolidation
+    planned), each in a workspace at the cap.
 (d) membership: the group membership check of a request when the cache holds the answer,
     against a plain dict lookup.
 
@@ -35,8 +37,12 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.types import Message, Update
 
-from bot_memory.access import MemberStatus, Requester
+from bot_memory.access import Membership, MemberStatus, Requester
+from bot_memory.control import forget_record
 from bot_memory.intents import recognize
+from bot_memory.pipeline import jobs
+from bot_memory.pipeline.discovery import plan_due
+from bot_memory.pipeline.prompts import ExtractionOutput
 from bot_memory.retention import expire_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
@@ -49,6 +55,8 @@ UPDATES = 2000
 RECALLS = 2000
 RECORDS = 256
 COMMITS = 200
+FORGETS = 50
+EXTRACTIONS = 30
 EXPIRIES = 50
 MEMBERSHIP = 20_000
 
@@ -201,6 +209,76 @@ async def bench_commit(memory: Memory) -> dict[str, float]:
     return {"commit_baseline_us": raw, "commit_ours_us": ours, "commit_ratio": ours / raw}
 
 
+async def bench_forget(memory: Memory) -> dict[str, float]:
+    """One forget by ID (as the screen's button does) in a workspace at the cap."""
+    scope = Scope(workspace="bench-forget", bot_id=1, kind="private", chat_id=5, user_id=5)
+    await fill(memory, scope)
+    notes = []
+    for i in range(5 * FORGETS):  # the newest notes stay within the cap
+        text = f"remember that parcel {i} is in locker {i % 11}"
+        source = await memory.record(scope, text=text, speaker_id=5)
+        assert source is not None
+        request = recognize(text)
+        assert request is not None
+        notes.append((await memory.control(request, source)).memory_ids[0])
+        await memory.finish(  # as the adapter closes a note's request
+            source, status="succeeded", answer_text="Noted.", bot_id=1, kind="memory_control"
+        )
+    owner = Membership(member=True, admin=True, reason="private-owner")
+    raw = await timed(
+        FORGETS,
+        lambda _: memory.store.pool.execute("UPDATE bench_small SET n = n + 1 WHERE id = 1"),
+    )
+
+    async def forget(i: int) -> None:
+        result = await forget_record(
+            memory.store, scope, notes[i], actor_id=5, who=owner, now=datetime.now(UTC)
+        )
+        assert result.outcome == "forgotten"
+
+    ours = await timed(FORGETS, forget)
+    return {"forget_baseline_us": raw, "forget_ours_us": ours, "forget_ratio": ours / raw}
+
+
+async def bench_extraction_commit(memory: Memory) -> dict[str, float]:
+    """One extraction job run from its checkpointed model answer, in a workspace at the cap."""
+    scope = Scope(workspace="bench-extract", bot_id=1, kind="private", chat_id=4, user_id=4)
+    await fill(memory, scope)
+    pool, ctx = memory.store.pool, memory.pipeline.ctx
+    later = datetime.now(UTC) + timedelta(hours=1)  # past every idle window
+    samples = []
+    for i in range(EXTRACTIONS):
+        source = await memory.record(
+            scope, text=f"we moved stand-up to {i} past nine", speaker_id=4
+        )
+        assert source is not None
+        await memory.begin(source)
+        await memory.finish(source, status="succeeded", answer_text="noted", bot_id=1)
+        await plan_due(ctx, later)
+        await pool.execute(  # other benches' index rebuilds are not what is measured here
+            "UPDATE memory_jobs SET phase = 'done' WHERE phase IN ('extract', 'consolidate')"
+            " AND NOT (workspace_id = $1 AND phase = 'extract')",
+            scope.workspace,
+        )
+        job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
+        assert job is not None and job.phase == "extract"
+        answer = ExtractionOutput(
+            title=f"stand-up {i}",
+            summary=f"Stand-up is at {i} past nine.",
+            source_ids=[s.id for s in job.snapshot.sources],
+        )
+        await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+        start = time.perf_counter()
+        phase = await memory.pipeline.run_job(job, later)
+        samples.append((time.perf_counter() - start) * 1e6)
+        assert phase == "done", phase
+    raw = await timed(
+        EXTRACTIONS, lambda _: pool.execute("UPDATE bench_small SET n = n + 1 WHERE id = 1")
+    )
+    ours = statistics.median(samples)
+    return {"extract_baseline_us": raw, "extract_ours_us": ours, "extract_ratio": ours / raw}
+
+
 async def bench_expiry(memory: Memory) -> dict[str, float]:
     """One expiry pass that erases one message and the note built on it, in a workspace at the
     cap, against the same small raw UPDATE and against one remember commit."""
@@ -263,6 +341,8 @@ async def run_async() -> dict[str, float]:
             results = await bench_ingress(memory, bot)
             results.update(await bench_recall(memory))
             results.update(await bench_commit(memory))
+            results.update(await bench_forget(memory))
+            results.update(await bench_extraction_commit(memory))
             results.update(await bench_expiry(memory))
             results.update(await bench_membership(memory))
         finally:
@@ -291,6 +371,12 @@ def report(results: dict[str, float]) -> None:
         f" vs small raw UPDATE {results['commit_baseline_us']:.0f} us -> ratio "
         f"{results['commit_ratio']:.1f}"
     )
+    for key, what in (("forget", "forget by ID"), ("extract", "extraction commit")):
+        print(
+            f"{what} at the {RECORDS}-record cap: ours {results[key + '_ours_us']:.0f} us vs small"
+            f" raw UPDATE {results[key + '_baseline_us']:.0f} us -> ratio"
+            f" {results[key + '_ratio']:.1f}"
+        )
     print(
         f"expiry pass erasing one message and its record, workspace at the cap: ours "
         f"{results['expiry_ours_us']:.0f} us vs small raw UPDATE "

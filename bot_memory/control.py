@@ -277,14 +277,13 @@ async def _forget(
     now: datetime,
 ) -> ControlResult:
     scope = state.scope
-    candidates = await tx.valid_records(scope.key)
-    if memory_id:
-        chosen = [r for r in candidates if r.id == memory_id]
+    if memory_id:  # one record named: read that one, not the whole scope
+        chosen = [r for r in await tx.records([memory_id]) if r.valid and r.scope_key == scope.key]
         if chosen and subject and not matches(chosen[0], subject):
             # The model named a record the current message does not ask about.
             return ControlResult("forget", "mismatch", [memory_id])
     else:
-        chosen = [r for r in candidates if matches(r, subject)]
+        chosen = [r for r in await tx.valid_records(scope.key) if matches(r, subject)]
     if not chosen:
         # Not a memory yet, but maybe said and waiting for extraction: that must not become one.
         if memory_id:
