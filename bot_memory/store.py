@@ -307,6 +307,8 @@ class Store:
         """Close a request, once (False when it was closed already). A succeeded one keeps its
         answer as the assistant message, which depends on the sources of every record the
         request was given and is retained no longer than the earliest of them."""
+        if status != "succeeded" or answer_text is None:
+            return await self._close_unanswered(source, status, now, idle_seconds, error, kind)
         async with self.pool.acquire() as conn, conn.transaction():
             # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
             current = await conn.fetchrow(
@@ -386,6 +388,52 @@ class Store:
             )
             await schedule_scope(conn, scope, now=now, idle_seconds=idle_seconds)
             return True
+
+    async def _close_unanswered(
+        self,
+        source: SourceMessage,
+        status: RequestStatus,
+        now: datetime,
+        idle_seconds: float,
+        error: str | None,
+        kind: str | None,
+    ) -> bool:
+        """Close a request that has no answer to keep (failed, unanswered, ...) and schedule its
+        scope, in one statement: this runs for every directed message nothing answered."""
+        closed: int = await self.pool.fetchval(
+            """
+            WITH closed AS (
+                UPDATE requests SET status = $2, error = $3, updated_at = now(),
+                    finished_at = $4, kind = coalesce($5, kind)
+                WHERE id = $1 AND status = ANY($7::text[])
+                RETURNING workspace_id, scope_key, scope
+            ), scheduled AS (
+                INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id,
+                    user_id, topic_id, last_activity, due_at, suspended)
+                SELECT c.workspace_id, c.scope_key, c.scope->>'kind',
+                    (c.scope->>'bot_id')::bigint, (c.scope->>'chat_id')::bigint,
+                    (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, $4,
+                    $4::timestamptz + make_interval(secs => $6),
+                    coalesce((SELECT NOT h.bot_active FROM chats h
+                              WHERE h.bot_id = (c.scope->>'bot_id')::bigint
+                              AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
+                FROM closed c
+                ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
+                    last_activity = greatest(memory_scopes.last_activity,
+                                             EXCLUDED.last_activity),
+                    due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at)
+            )
+            SELECT count(*) FROM closed
+            """,
+            source.request_id,
+            status,
+            error,
+            now,
+            kind,
+            idle_seconds,
+            list(OPEN_STATUSES),
+        )
+        return closed > 0
 
     async def keep_open(self, source: SourceMessage) -> None:
         """The host answers this request later and closes it itself."""

@@ -230,3 +230,22 @@ async def test_what_is_said_while_memory_is_off_is_never_extracted(memory: Memor
     await memory.pipeline.tick()
     [record] = (await state_of(memory)).valid_records(PRIVATE.key)
     assert "Lisbon" in record.summary and "cat" not in record.summary
+
+
+async def test_an_unanswered_request_closes_once_and_schedules_its_scope(memory: Memory) -> None:
+    source = await memory.record(GROUP, text="anyone there?", speaker_id=5)
+    assert source is not None
+    await memory.begin(source)
+    await memory.store.pool.execute("DELETE FROM memory_scopes")  # as if never scheduled
+    assert await memory.finish(source, status="unanswered") is True
+    assert await memory.finish(source, status="failed", error="late") is False  # once
+    status, error = await memory.store.pool.fetchrow(
+        "SELECT status, error FROM requests WHERE id = $1", source.request_id
+    )
+    assert (status, error) == ("unanswered", None)
+    row = await memory.store.pool.fetchrow(
+        "SELECT kind, chat_id, topic_id, user_id, due_at IS NOT NULL AS due"
+        " FROM memory_scopes WHERE scope_key = $1",
+        GROUP.key,
+    )
+    assert tuple(row) == ("shared", GROUP.chat_id, 7, None, True)
