@@ -9,6 +9,7 @@ returns, whatever the answer does later.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -299,9 +300,11 @@ async def _forget(
     if not all(may_forget(r, scope, actor_id, who) for r in chosen):
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
     reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
-    # Answers the bot gave with what is forgotten (and records built on those answers) may
-    # repeat it: they follow, through the answers' recorded dependencies.
-    answers = await derived_closure(tx, _all_messages(reached)) - _all_messages(reached)
+    # Answers the bot gave with what is forgotten that repeat it (every answer depends on the
+    # whole index it was shown, so dependency alone would take unrelated ones), and the
+    # records built on those answers, follow.
+    given = await derived_closure(tx, _all_messages(reached)) - _all_messages(reached)
+    answers = await _repeating(tx, given, reached, subject)
     if answers:
         known = {r.id for r in reached}
         reached += [r for r in await tx.dependents(answers) if r.id not in known]
@@ -365,16 +368,38 @@ async def _unextracted_mentions(
         state.extracted_through,
         asker,
     )
+    names = _forgotten_names(removed, subject)
+    return {row["id"] for row in rows if names(row["text"])}
+
+
+def _forgotten_names(removed: list[MemoryRecord], subject: str) -> Callable[[str], bool]:
+    """Whether a text names what is forgotten: the forget subject, a removed note's subject,
+    or a removed record's title, literally."""
     subjects = [
         s for s in [subject, *(note_subject(r) for r in removed if r.origin == "note")] if s
     ]
     titles = [r.title.casefold() for r in removed if len(r.title) >= 8]
-    return {
-        row["id"]
-        for row in rows
-        if any(mentions(row["text"], s) for s in subjects)
-        or any(t in row["text"].casefold() for t in titles)
-    }
+
+    def names(text: str) -> bool:
+        return any(mentions(text, s) for s in subjects) or any(t in text.casefold() for t in titles)
+
+    return names
+
+
+async def _repeating(
+    tx: WorkspaceTx, answers: set[int], removed: list[MemoryRecord], subject: str
+) -> set[int]:
+    """The answers among these that repeat what is forgotten (literally)."""
+    if not answers:
+        return set()
+    names = _forgotten_names(removed, subject)
+    texts = await tx.conn.fetch(
+        "SELECT id, text FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])"
+        " AND text IS NOT NULL",
+        tx.workspace,
+        sorted(answers),
+    )
+    return {row["id"] for row in texts if names(row["text"])}
 
 
 async def _forget_answers_in_flight(

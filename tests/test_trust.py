@@ -323,3 +323,26 @@ async def test_forgetting_works_while_memory_is_off(memory: Memory) -> None:
     result = await memory.control(intent, forget)
     assert (result.outcome, result.memory_ids) == ("forgotten", made.memory_ids)
     assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 0
+
+
+async def test_a_participant_may_forget_their_note_after_others_were_given_it(
+    memory: Memory,
+) -> None:
+    note = await said(memory, GROUP, "remember that my cat is called Mochi", 2001)
+    intent = recognize(note.text)
+    assert intent is not None
+    await memory.control(intent, note, who=MEMBER)
+    await memory.finish(
+        note, status="succeeded", answer_text="Noted", bot_id=42, kind="memory_control"
+    )
+    other = await said(memory, GROUP, "the standup moved to 10am", 2002)  # given the note
+    await memory.turn(other).start()
+    await memory.finish(other, status="succeeded", answer_text="ok", bot_id=42)
+    await memory.pipeline.tick()
+    forget = await said(memory, GROUP, "forget my cat", 2001)
+    intent = recognize(forget.text)
+    assert intent is not None
+    result = await memory.control(intent, forget, who=MEMBER)
+    assert result.outcome == "forgotten"
+    left = [r.summary for r in (await view(memory)).valid_records(GROUP.key)]
+    assert any("standup" in s for s in left) and not any("Mochi" in s for s in left)
