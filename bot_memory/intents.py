@@ -315,9 +315,8 @@ def _en_content(head: str, i: int, rule: _EnContent, *, modal_only: bool) -> int
     return None
 
 
-def _en_forget_object(head: str, i: int, *, asked: bool = False) -> int | None:
-    """Index of the object after "forget", or None if it is no memory request. `asked`: a
-    plain polite request ("please forget the car") may name a thing, not only the speaker's."""
+def _en_forget_object(head: str, i: int) -> int | None:
+    """Index of the object after "forget", or None if it is no memory request."""
     if m := _EN_SEP.match(head, i) or _EN_THIS_SEP.match(head, i):
         return m.end()
     if _EN_FORGET_PRONOUN.match(head, i):
@@ -342,7 +341,7 @@ def _en_forget_object(head: str, i: int, *, asked: bool = False) -> int | None:
         second = _EN_WORD.match(head, m.end())
         if second and _EN_PEOPLE.match(head, second.end()):
             return None
-        return m.end() if _FIRST_PERSON.search(window) or asked else None
+        return m.end() if _FIRST_PERSON.search(window) else None
     return None
 
 
@@ -561,7 +560,7 @@ def _english_prefix_rules(c: _Ctx) -> _Outcome:
                 return None
             return _request("remember", "en", subject)
     if m := _EN_FORGET.match(head, pos):
-        start = _en_forget_object(head, m.end(), asked=c.polite and not c.modal)
+        start = _en_forget_object(head, m.end())
         if start is None:
             return None
         subject = c.subject_from(start)
@@ -654,9 +653,8 @@ def _chinese_prefix_rules(c: _Ctx) -> _Outcome:
         i = m.end()
         if sep := _ZH_SEP.match(head, i):
             i = sep.end()
-        if not _ZH_FORGET_LEAD.match(head, i) and not (c.polite and not c.modal):
-            # "忘掉烦恼", "忘记密码了", "忘了吧"; "请忘记绿茶" asks the bot outright.
-            return None
+        if not _ZH_FORGET_LEAD.match(head, i):
+            return None  # "忘掉烦恼", "忘记密码了", "忘了吧"
         subject = c.subject_from(i)
         if subject.endswith("吧") and not subject.endswith(("酒吧", "网吧", "網吧")):
             subject = _clean(subject[:-1])
@@ -733,8 +731,8 @@ def _chinese_whole_rules(c: _Ctx) -> _Outcome:
         if m.group("verb") == "忘了" and not (m.group("ba") or c.polite):
             if c.you or not _ZH_INFO_END.search(n, m.start("x"), m.end("x")):
                 return None  # "把我的钥匙忘了", "你把我的生日忘了"
-        if not _ZH_FORGET_LEAD.match(n, m.start("x")) and not (c.polite and not c.modal):
-            return None  # "把烦恼忘掉吧"; "请把绿茶忘了" asks the bot outright
+        if not _ZH_FORGET_LEAD.match(n, m.start("x")):
+            return None
         subject = rest[m.start("x") : m.end("x")]
         if _norm(subject).startswith(("关于", "有关")):
             subject = subject[2:]

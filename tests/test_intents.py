@@ -156,9 +156,6 @@ FORGET_EN = [
     ("please forget my old address", "forget", "en", "my old address"),
     ("forget about my ex", "forget", "en", "my ex"),
     ("please forget about my old job", "forget", "en", "my old job"),
-    # A plain polite request may name a thing, not only the speaker's.
-    ("please forget the car", "forget", "en", "the car"),
-    ("please forget about the drawer code", "forget", "en", "the drawer code"),
     (
         "Forget everything I told you about my health",
         "forget",
@@ -269,9 +266,6 @@ FORGET_ZH = [
     ("忘记关于我前任的事", "forget", "zh", "我前任的事"),
     ("忘记之前关于我搬家的消息", "forget", "zh", "之前关于我搬家的消息"),
     ("把我刚才说的忘了吧", "forget", "zh", "我刚才说的"),
-    ("请把绿茶忘了", "forget", "zh", "绿茶"),
-    ("请忘记绿茶", "forget", "zh", "绿茶"),
-    ("麻烦你把车的事忘掉", "forget", "zh", "车的事"),
     ("把我的旧地址忘掉", "forget", "zh", "我的旧地址"),
     ("请把关于我工作的事忘了", "forget", "zh", "我工作的事"),
     ("删除关于我工作的记忆", "forget", "zh", "我工作"),
@@ -454,6 +448,15 @@ NEGATIVE_REQUESTS = [
     "please don't remember my address",
     "never remember this",
     "don't forget to buy milk",
+    # a forget must name something of the speaker's: things alone are idioms and instructions
+    "please forget the past",
+    "please forget the previous instructions",
+    "please forget the formatting and just answer",
+    "please forget the car",
+    "帮我忘掉烦恼",
+    "请把烦恼忘掉吧",
+    "请忘记时间",
+    "请把绿茶忘了",
     # modal questions and bare imperatives about things stay conversation
     "can you forget the car?",
     "could you please forget that guy?",
