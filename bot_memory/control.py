@@ -99,13 +99,21 @@ def mentions(text: str, subject: str) -> bool:
     subject = subject.casefold().strip(" .!?。！？")
     if not subject:
         return False
-    if subject in hay:
+    if _whole(subject, hay):
         return True
     words = [w for w in _WORD.findall(subject) if w not in _EN_FILLER]
     pieces = [p for p in _ZH_FILLER.split(subject) if len(p.strip()) >= 2 and not _WORD.search(p)]
     if not words and not pieces:
         return False
-    return all(w in hay for w in words) and all(p.strip() in hay for p in pieces)
+    return all(_whole(w, hay) for w in words) and all(p.strip() in hay for p in pieces)
+
+
+def _whole(needle: str, hay: str) -> bool:
+    """`needle` in `hay`, as whole words at its Latin edges (a plural or possessive allowed):
+    "past" is not in "pasta", "cat" is in "cats"; Chinese has no word edges to keep."""
+    head = r"(?<![a-z0-9'])" if needle[:1].isascii() and needle[:1].isalnum() else ""
+    tail = r"(?:s|es|'s)?(?![a-z0-9'])" if needle[-1:].isascii() and needle[-1:].isalnum() else ""
+    return re.search(head + re.escape(needle) + tail, hay) is not None
 
 
 def matches(record: MemoryRecord, subject: str) -> bool:

@@ -121,3 +121,13 @@ def test_what_was_said_while_off_stays_off() -> None:
     assert state.was_off(15) and not state.was_off(21) and not state.was_off(9)
     state.advance(25)
     assert state.off_ranges == []
+
+
+def test_a_forget_subject_names_whole_words() -> None:
+    from bot_memory.control import mentions
+
+    assert not mentions("my favourite food is pasta", "the past")  # "past" is not "pasta"
+    assert not mentions("my favourite food is pasta", "past")
+    assert mentions("I have two cats", "my cat") and mentions("my cat's name is Mochi", "cat")
+    assert mentions("I like green tea a lot", "green tea")
+    assert mentions("我喜欢绿茶", "绿茶")  # Chinese has no word edges
