@@ -24,6 +24,9 @@ import asyncpg
 
 After = Literal["forget", "erase"]
 
+# Record IDs and UUIDs (claim tokens inside other strings). Not any hex run: a hex secret a
+# user said must stay findable.
+_HEX_IDS = r"mem_[0-9a-f]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _ID_COLUMNS = {"message_id", "source_message_id", "user_message_id", "answer_message_id"}
 # References to the content-free row itself: kept by design after any erasure.
 _ROW_ITSELF = {
@@ -69,13 +72,15 @@ async def find_traces(
         for column, kind in columns:
             probes: list[tuple[str, str, list[object]]] = []
             if kind in ("text", "json", "array"):
-                # Digests and record IDs are hex: a word like "Ada" or "cafe" would be found in
-                # them by chance. They hold no content, so they are left out of text probes.
+                # Digests, tokens and record IDs are hex: a word like "Ada" or "cafe" would be
+                # found in them by chance. They hold no content: left out of text probes.
                 value = (
                     f"regexp_replace(regexp_replace(lower({column}::text),"
-                    f" '\"[a-z_]*hash\": ?\"[^\"]*\"', '', 'g'), 'mem_[0-9a-f]+', '', 'g')"
+                    f" '\"[a-z_]*(hash|fingerprint|token)\": ?\"[^\"]*\"', '', 'g'),"
+                    f" '{_HEX_IDS}', '', 'g')"
                 )
-                for text in texts if not column.endswith("hash") else []:
+                digest = column.endswith(("hash", "fingerprint")) or column == "idempotency_key"
+                for text in texts if not digest else []:
                     escaped = json.dumps(text, ensure_ascii=False)[1:-1]
                     probes.append(
                         (

@@ -488,9 +488,20 @@ async def test_traces_are_not_found_by_chance_in_digests_and_record_ids(memory: 
     )
     await pool.execute("UPDATE messages SET content_hash = 'cafe' WHERE text LIKE 'lunch%'")
     await pool.execute("UPDATE requests SET recall_memory_ids = ARRAY['mem_cafe01']")
+    await pool.execute("UPDATE memory_records SET fingerprint = 'cafe' || fingerprint")
+    await pool.execute(
+        "UPDATE usage_ledger SET idempotency_key = idempotency_key || ':0cafe000-0000-0000-0000'"
+        "'-000000000000'"
+    )
     found = {t.table + "." + t.column for t in await unexpected(memory, texts=["cafe"])}
     assert "messages.text" in found  # the words themselves are found, where they are
-    chance = {"memory_jobs.input_hash", "memory_jobs.snapshot", "messages.content_hash"}
+    chance = {
+        "memory_jobs.input_hash",
+        "memory_jobs.snapshot",
+        "messages.content_hash",
+        "memory_records.fingerprint",
+        "usage_ledger.idempotency_key",
+    }
     assert not found & (chance | {"requests.recall_memory_ids"})
 
 
