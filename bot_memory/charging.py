@@ -8,6 +8,7 @@ background job), so a request's recorded total can grow after its visible answer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -134,7 +135,11 @@ class Charger:
         try:
             await asyncio.shield(closing)
         except asyncio.CancelledError:
-            await closing
+            while not closing.done():  # a second cancellation does not cut it either
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(closing)
+            if closing.exception() is not None:
+                log.warning("memory.settle_failed", error=repr(closing.exception())[:200])
             raise
         return result
 

@@ -131,6 +131,19 @@ async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> 
     # every record depending on any of them (directly or inherited).
     doomed = await derived_closure(tx, start)
     removed = await tx.dependents(doomed)
+    # Requests still being answered that were given any of this may repeat it: flag them first
+    # (their answers are then stored content-free), and only then look again for answers, so
+    # one committed meanwhile is found below rather than missed by both.
+    await tx.conn.execute(
+        "UPDATE requests SET answer_erased = true, answer_forgotten = true"
+        " WHERE workspace_id = $1 AND status IN ('queued', 'running', 'awaiting_approval')"
+        " AND (recall_memory_ids && $2::text[] OR citation_source_ids && $3::text[])",
+        tx.workspace,
+        [r.id for r in removed],
+        [source_id(m) for m in sorted(doomed)],
+    )
+    doomed = await derived_closure(tx, start)
+    removed = await tx.dependents(doomed)
     rows = await tx.conn.fetch(
         "UPDATE messages SET text = NULL, erased_at = now(), erase_reason = $3"
         " WHERE workspace_id = $1 AND id = ANY($2::bigint[]) AND text IS NOT NULL"
@@ -156,16 +169,6 @@ async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> 
     )
     report.tombstones = int(result.split()[-1])
     report.scopes |= {r["scope_key"] for r in rows}
-    # Requests still being answered that were given any of this: their answers may repeat it,
-    # and arrive after this erasure, so they are flagged now and stored content-free.
-    await tx.conn.execute(
-        "UPDATE requests SET answer_erased = true, answer_forgotten = true"
-        " WHERE workspace_id = $1 AND status IN ('queued', 'running', 'awaiting_approval')"
-        " AND (recall_memory_ids && $2::text[] OR citation_source_ids && $3::text[])",
-        tx.workspace,
-        [r.id for r in removed],
-        [source_id(m) for m in sorted(doomed)],
-    )
     for key in sorted(report.scopes):
         state = await tx.scope_by_key(key)
         if state is not None:

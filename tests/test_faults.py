@@ -350,6 +350,38 @@ async def test_after_a_model_change_the_index_is_rebuilt_under_the_new_model(
         await memory.close()
 
 
+async def test_cancelling_twice_while_a_paid_answer_is_recorded_keeps_it(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    memory = await open_memory(db_url, llm)
+    blocker = await asyncpg.connect(db_url)
+    try:
+        await exchange(memory)
+        await plan_due(memory.pipeline.ctx, memory_now())
+        job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+        assert job is not None
+        llm.script("delay:0.5")
+        task = asyncio.create_task(memory.pipeline.run_job(job, memory_now()))
+        await llm.wait_for_requests(1)  # the attempt is written; the answer is on its way
+        async with blocker.transaction():
+            await blocker.execute("LOCK TABLE usage_ledger IN SHARE MODE")  # its close waits
+            await asyncio.sleep(1.0)  # the answer arrived; recording it is blocked
+            task.cancel()
+            await asyncio.sleep(0.1)
+            task.cancel()  # a second cancellation, while the first is being honoured
+            await asyncio.sleep(0.1)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [o for o, _, _ in await ledger_rows(memory)] == ["ok"]
+        phase, checkpoint, claims = await memory.store.pool.fetchrow(
+            "SELECT phase, checkpoint::text, claims FROM memory_jobs"
+        )
+        assert (phase, claims) == ("extract", 0) and '"extract"' in checkpoint
+    finally:
+        await blocker.close()
+        await memory.close()
+
+
 def memory_now() -> Any:
     from datetime import UTC, datetime
 
