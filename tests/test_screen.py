@@ -195,3 +195,21 @@ async def test_the_screen_lists_and_acts_only_on_what_the_reader_may_read() -> N
             assert refused["show_alert"] and "already gone" in refused["text"]
         assert "standup" not in text_of(bot, screen, GROUP)
         assert await bot.memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 2
+
+
+async def test_an_admin_pressing_on_someones_screen_shows_what_the_opener_may_read() -> None:
+    async with running_bot(plain, workspace="test") as bot:
+        bot.emu.set_chat_member_status(GROUP, ADMIN, "administrator")
+        await bot.say("@memory_test_bot remember that standup is at 10", **in_group(ADA))
+        await bot.say("@memory_test_bot remember that I review on Fridays", **in_group(BO))
+        # Bo may not read what Ada said; the admin may read everything.
+        bot.memory.access.can_read = lambda who, item: (
+            who.user_id != BO or ADA not in item.speaker_ids
+        )
+        await bot.say("/memory", **in_group(BO))
+        screen = bot.emu.sent[-1].result["message_id"]
+        refresh = data_of(bot, "Refresh", screen, GROUP)
+        done = await press(bot, refresh, screen, user_id=ADMIN, chat_id=GROUP)
+        assert not done.get("show_alert")
+        text = text_of(bot, screen, GROUP)
+        assert "Fridays" in text and "standup" not in text  # Bo's screen, in Bo's group message

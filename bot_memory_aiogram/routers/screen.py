@@ -264,7 +264,16 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             notice = memory_texts(language, key + ("-topic" if topic else ""))
         elif act not in ("p", "r"):
             return await alert("screen-invalid")
-        p = await page_of(memory, gate, callback_data.page, admin=who.admin, topic=topic)
+        # The screen is its opener's: an admin pressing on it sees what the opener may read.
+        owner = callback_data.owner or presser
+        shown = (
+            gate
+            if owner == presser
+            else Gate(
+                memory.access, scope, Requester(user_id=owner, chat_id=chat.id), member_lookup(bot)
+            )
+        )
+        p = await page_of(memory, shown, callback_data.page, admin=who.admin, topic=topic)
         text, markup = render(p, memory_texts, language, memory_names, callback_data.owner, notice)
         await _edit(message, text, markup)
         await query.answer()
