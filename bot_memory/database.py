@@ -30,6 +30,9 @@ def is_connection_error(exc: BaseException) -> bool:
             | TimeoutError
             | asyncpg.PostgresConnectionError
             | asyncpg.InterfaceError
+            # A connection cut mid-operation by a server shutdown is left in a state it cannot
+            # leave ("cannot switch to state ..."): another connection is the way on.
+            | asyncpg.InternalClientError
             | asyncpg.CannotConnectNowError
             | asyncpg.AdminShutdownError
             | asyncpg.CrashShutdownError

@@ -276,3 +276,18 @@ async def test_a_providers_error_text_is_never_stored(db_url: str, llm: FakeOpen
         assert "invalid_request_error" in error and "Zebra" not in error
     finally:
         await memory.close()
+
+
+def test_a_connection_cut_mid_operation_counts_as_the_database_away() -> None:
+    """asyncpg leaves a connection cut by a server shutdown in a state it cannot leave: a paid
+    answer's record is retried on another connection rather than given up at once."""
+    import asyncpg
+
+    from bot_memory.database import is_connection_error
+
+    assert is_connection_error(
+        asyncpg.InternalClientError(
+            "cannot switch to state 15; another operation (2) is in progress"
+        )
+    )
+    assert not is_connection_error(ValueError("a bad query"))
