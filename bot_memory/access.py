@@ -137,7 +137,12 @@ class Access:
             self.cache.put((bot_id, chat_id, user_id), status)
 
     async def membership(
-        self, scope: Scope, requester: Requester, lookup: MemberLookup | None
+        self,
+        scope: Scope,
+        requester: Requester,
+        lookup: MemberLookup | None,
+        *,
+        fresh: bool = False,
     ) -> Membership:
         """The requester's standing in this scope now.
 
@@ -159,7 +164,7 @@ class Access:
         if lookup is None:
             return Membership(member=True, admin=False, reason="no-lookup")
         key = (scope.bot_id, scope.chat_id, requester.user_id)
-        status = self.cache.get(key)
+        status = None if fresh else self.cache.get(key)
         if status is None:
             try:
                 status = await lookup(scope.chat_id, requester.user_id)
@@ -196,6 +201,15 @@ class Gate:
 
     async def membership(self) -> Membership:
         return await self.access.membership(self.scope, self.requester, self.lookup)
+
+    async def promoted(self, who: Membership) -> Membership | None:
+        """Before refusing an admin-only action on a cached "not an admin", ask Telegram again:
+        someone promoted within the cache's lifetime is an admin now. The fresh standing when
+        it says admin, else None."""
+        if who.admin or not who.reason.startswith("status:"):
+            return None
+        again = await self.access.membership(self.scope, self.requester, self.lookup, fresh=True)
+        return again if again.admin else None
 
     async def readable(self, item: ItemView) -> bool:
         return await self.access.readable(self.requester, item)

@@ -76,6 +76,10 @@ def may_toggle(scope: Scope, actor_id: int, who: Membership) -> bool:
     return who.admin
 
 
+# Outcomes an admin would not get: refused on a cached standing, they are asked about again.
+ADMIN_REFUSALS = frozenset({"not_allowed", "cascade_not_allowed"})
+
+
 def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membership) -> bool:
     """A participant may forget records whose statements are all theirs; others need an admin."""
     if scope.is_private:

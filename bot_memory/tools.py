@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot_memory import control
-from bot_memory.access import Access, Gate, ItemView, Requester
+from bot_memory.access import Access, Gate, ItemView, Membership, Requester
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel
@@ -283,16 +283,24 @@ class ToolExecutor:
                 self._refused(ctx, args.action, "not_allowed on replay", who.reason)
                 return {"action": args.action, "outcome": "not_allowed", "memory_ids": []}
             return {**json.loads(first), "replayed": True}
-        result = await control.apply(
-            self._store,
-            request,
-            source,
-            who=who,
-            provider=self._model.provider,
-            model=self._model.model,
-            memory_id=args.memory_id,
-            title=args.title,
-        )
+
+        async def act(standing: Membership) -> control.ControlResult:
+            return await control.apply(
+                self._store,
+                request,
+                source,
+                who=standing,
+                provider=self._model.provider,
+                model=self._model.model,
+                memory_id=args.memory_id,
+                title=args.title,
+            )
+
+        result = await act(who)
+        if result.outcome in control.ADMIN_REFUSALS and (
+            admin := await self.gate_for(ctx).promoted(who)
+        ):
+            result = await act(admin)
         if result.outcome in _REFUSALS:
             self._refused(ctx, args.action, result.outcome, who.reason)
         answer = {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}

@@ -213,3 +213,15 @@ async def test_an_admin_pressing_on_someones_screen_shows_what_the_opener_may_re
         assert not done.get("show_alert")
         text = text_of(bot, screen, GROUP)
         assert "Fridays" in text and "standup" not in text  # Bo's screen, in Bo's group message
+
+
+async def test_someone_promoted_after_speaking_is_an_admin_at_once() -> None:
+    async with running_bot(plain, workspace="test") as bot:
+        await bot.say("@memory_test_bot remember that standup is at 10", **in_group(BO))
+        # Bo's standing is cached as a member; then Bo is promoted (no chat_member update).
+        bot.emu.set_chat_member_status(GROUP, BO, "administrator")
+        reply = await bot.say("@memory_test_bot turn off memory", **in_group(BO))
+        assert reply.startswith("Memory is off"), reply
+        assert await bot.memory.store.pool.fetchval("SELECT enabled FROM memory_scopes") is False
+        refused = await bot.say("@memory_test_bot turn on memory", **in_group(ADA))
+        assert "admin" in refused  # still refused for a member, after asking again

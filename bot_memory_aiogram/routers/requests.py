@@ -9,7 +9,7 @@ from aiogram.filters import Filter, StateFilter
 from aiogram.types import Message
 
 from bot_memory.access import Gate
-from bot_memory.control import Outcome
+from bot_memory.control import ADMIN_REFUSALS, Outcome
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
@@ -86,6 +86,8 @@ async def on_memory_request(
     try:
         who = await memory_gate.membership()  # asked now, when the action needs it
         result = await memory.control(memory_request, memory_source, who=who)
+        if result.outcome in ADMIN_REFUSALS and (admin := await memory_gate.promoted(who)):
+            result = await memory.control(memory_request, memory_source, who=admin)
     except Exception as exc:  # a clear reply and a failed request, never a crashed handler
         log.exception("memory.request_failed", action=memory_request.action)
         text = t(language, "memory-error")

@@ -21,7 +21,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
 
 from bot_memory.access import Gate, Requester
-from bot_memory.control import forget_record, switch
+from bot_memory.control import ADMIN_REFUSALS, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
@@ -247,6 +247,10 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             result = await forget_record(
                 memory.store, scope, callback_data.rid, actor_id=presser, who=who, now=now
             )
+            if result.outcome in ADMIN_REFUSALS and (admin := await gate.promoted(who)):
+                result = await forget_record(
+                    memory.store, scope, callback_data.rid, actor_id=presser, who=admin, now=now
+                )
             log.info("memory.screen_forget", scope=scope.key, outcome=result.outcome)
             if result.outcome == "nothing_to_forget":
                 return await alert("screen-gone")
@@ -258,6 +262,10 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             result = await switch(
                 memory.store, scope, not summary.enabled, actor_id=presser, who=who, now=now
             )
+            if result.outcome in ADMIN_REFUSALS and (admin := await gate.promoted(who)):
+                result = await switch(
+                    memory.store, scope, not summary.enabled, actor_id=presser, who=admin, now=now
+                )
             if result.outcome not in ("enabled", "disabled"):
                 return await alert(_REPLY.get(result.outcome, "memory-not-allowed"))
             key = "memory-enabled" if result.outcome == "enabled" else "memory-disabled"
