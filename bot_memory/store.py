@@ -418,10 +418,9 @@ class Store:
                               WHERE h.bot_id = (c.scope->>'bot_id')::bigint
                               AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
                 FROM closed c
-                ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
-                    last_activity = greatest(memory_scopes.last_activity,
-                                             EXCLUDED.last_activity),
-                    due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at)
+            """
+            + _RESCHEDULE
+            + """
             )
             SELECT count(*) FROM closed
             """,
@@ -691,6 +690,14 @@ class Store:
         return None if raw is None else RecallRow.model_validate_json(raw)
 
 
+# A scope seen again: its activity and due time only move forward.
+_RESCHEDULE = """
+    ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
+        last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
+        due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at)
+"""
+
+
 async def schedule_scope(
     conn: asyncpg.Connection | asyncpg.Pool, scope: Scope, *, now: datetime, idle_seconds: float
 ) -> None:
@@ -706,10 +713,8 @@ async def schedule_scope(
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8::timestamptz + make_interval(secs => $9),
             coalesce((SELECT NOT bot_active FROM chats WHERE bot_id = $4 AND chat_id = $5),
                 false))
-        ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
-            last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
-            due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at)
-        """,
+        """
+        + _RESCHEDULE,
         scope.workspace,
         scope.key,
         scope.kind,
