@@ -9,14 +9,14 @@ returns, whatever the answer does later.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
 import asyncpg
 
-from bot_memory.access import Membership
+from bot_memory.access import Gate, Membership
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.discovery import rearm
@@ -77,7 +77,19 @@ def may_toggle(scope: Scope, actor_id: int, who: Membership) -> bool:
 
 
 # Outcomes an admin would not get: refused on a cached standing, they are asked about again.
-ADMIN_REFUSALS = frozenset({"not_allowed", "cascade_not_allowed"})
+_ADMIN_REFUSALS = frozenset({"not_allowed", "cascade_not_allowed"})
+
+
+async def acting(
+    gate: Gate, who: Membership, act: Callable[[Membership], Awaitable[ControlResult]]
+) -> ControlResult:
+    """Run an action (spoken, pressed or a tool call) with this standing. Refused as a
+    non-admin on a cached standing, it runs once more if Telegram now says admin: someone
+    promoted within the cache's lifetime is an admin at once."""
+    result = await act(who)
+    if result.outcome in _ADMIN_REFUSALS and (admin := await gate.promoted(who)):
+        result = await act(admin)
+    return result
 
 
 def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membership) -> bool:

@@ -296,11 +296,7 @@ class ToolExecutor:
                 title=args.title,
             )
 
-        result = await act(who)
-        if result.outcome in control.ADMIN_REFUSALS and (
-            admin := await self.gate_for(ctx).promoted(who)
-        ):
-            result = await act(admin)
+        result = await control.acting(self.gate_for(ctx), who, act)
         if result.outcome in _REFUSALS:
             self._refused(ctx, args.action, result.outcome, who.reason)
         answer = {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}

@@ -9,7 +9,7 @@ from aiogram.filters import Filter, StateFilter
 from aiogram.types import Message
 
 from bot_memory.access import Gate
-from bot_memory.control import ADMIN_REFUSALS, Outcome
+from bot_memory.control import Outcome, acting
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
@@ -85,9 +85,9 @@ async def on_memory_request(
     await memory.begin(memory_source, kind="memory_control")
     try:
         who = await memory_gate.membership()  # asked now, when the action needs it
-        result = await memory.control(memory_request, memory_source, who=who)
-        if result.outcome in ADMIN_REFUSALS and (admin := await memory_gate.promoted(who)):
-            result = await memory.control(memory_request, memory_source, who=admin)
+        result = await acting(
+            memory_gate, who, lambda w: memory.control(memory_request, memory_source, who=w)
+        )
     except Exception as exc:  # a clear reply and a failed request, never a crashed handler
         log.exception("memory.request_failed", action=memory_request.action)
         text = t(language, "memory-error")

@@ -21,7 +21,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
 
 from bot_memory.access import Gate, Requester
-from bot_memory.control import ADMIN_REFUSALS, forget_record, switch
+from bot_memory.control import acting, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
@@ -244,13 +244,13 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             await query.answer()
             return None
         if act == "f":
-            result = await forget_record(
-                memory.store, scope, callback_data.rid, actor_id=presser, who=who, now=now
+            result = await acting(
+                gate,
+                who,
+                lambda w: forget_record(
+                    memory.store, scope, callback_data.rid, actor_id=presser, who=w, now=now
+                ),
             )
-            if result.outcome in ADMIN_REFUSALS and (admin := await gate.promoted(who)):
-                result = await forget_record(
-                    memory.store, scope, callback_data.rid, actor_id=presser, who=admin, now=now
-                )
             log.info("memory.screen_forget", scope=scope.key, outcome=result.outcome)
             if result.outcome == "nothing_to_forget":
                 return await alert("screen-gone")
@@ -259,13 +259,12 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             notice = memory_texts(language, "memory-forgotten", count=len(result.memory_ids))
         elif act == "t":
             summary = await memory.store.summary(scope, now)
-            result = await switch(
-                memory.store, scope, not summary.enabled, actor_id=presser, who=who, now=now
+            want = not summary.enabled
+            result = await acting(
+                gate,
+                who,
+                lambda w: switch(memory.store, scope, want, actor_id=presser, who=w, now=now),
             )
-            if result.outcome in ADMIN_REFUSALS and (admin := await gate.promoted(who)):
-                result = await switch(
-                    memory.store, scope, not summary.enabled, actor_id=presser, who=admin, now=now
-                )
             if result.outcome not in ("enabled", "disabled"):
                 return await alert(_REPLY.get(result.outcome, "memory-not-allowed"))
             key = "memory-enabled" if result.outcome == "enabled" else "memory-disabled"
