@@ -12,6 +12,7 @@ Every change here locks the workspace first (the order every path keeps), then r
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -264,15 +265,8 @@ async def remove_messages(
     reason: str = "removed",
 ) -> SweepReport:
     """A host learned that these Telegram messages were deleted: erase them now."""
-    report = SweepReport()
-    for workspace, ids in (
-        await _message_ids(store.pool, bot_id, chat_id, telegram_message_ids)
-    ).items():
-        try:
-            async with store.locked(workspace) as tx:
-                report.add(await erase(tx, ids, reason=reason))
-        except WorkspaceGone:
-            continue
+    found = await _message_ids(store.pool, bot_id, chat_id, telegram_message_ids)
+    report = await erase_each(store, found.items(), reason=reason)
     log.info("memory.messages_removed", chat_id=chat_id, **report.as_dict())
     return report
 
@@ -288,18 +282,26 @@ async def set_retention(
 ) -> SweepReport:
     """Shorten (never extend) how long these messages, and everything derived from them, are
     kept. A boundary already past erases at once."""
-    report = SweepReport()
-    for workspace, ids in (
-        await _message_ids(store.pool, bot_id, chat_id, telegram_message_ids)
-    ).items():
-        try:
+    found = await _message_ids(store.pool, bot_id, chat_id, telegram_message_ids)
+    if until <= now:
+        return await erase_each(store, found.items(), reason="expired")
+    for workspace, ids in found.items():
+        with contextlib.suppress(WorkspaceGone):  # purged meanwhile: nothing left to keep
             async with store.locked(workspace) as tx:
-                if until <= now:
-                    report.add(await erase(tx, ids, reason="expired"))
-                    continue
                 await shorten(tx, set(ids), until)
-        except WorkspaceGone:
-            continue
+    return SweepReport()
+
+
+async def erase_each(
+    store: Store, by_workspace: Iterable[tuple[str, list[int]]], *, reason: str
+) -> SweepReport:
+    """Erase messages workspace by workspace, each under its lock; a workspace purged
+    meanwhile has nothing left to erase."""
+    report = SweepReport()
+    for workspace, ids in by_workspace:
+        with contextlib.suppress(WorkspaceGone):
+            async with store.locked(workspace) as tx:
+                report.add(await erase(tx, ids, reason=reason))
     return report
 
 
@@ -331,18 +333,14 @@ async def shorten(tx: WorkspaceTx, message_ids: set[int], until: datetime) -> No
 async def expire_due(store: Store, now: datetime) -> SweepReport:
     """The worker's expiry pass: every message whose boundary has passed is erased, with all
     that was derived from it. Reads only what is due (an index on the boundary)."""
-    report = SweepReport()
     rows = await store.pool.fetch(
         "SELECT workspace_id, array_agg(id) AS ids FROM messages WHERE retain_until <= $1"
         " AND erased_at IS NULL GROUP BY workspace_id LIMIT 200",
         now,
     )
-    for row in rows:
-        try:
-            async with store.locked(row["workspace_id"]) as tx:
-                report.add(await erase(tx, row["ids"], reason="expired"))
-        except WorkspaceGone:
-            continue
+    report = await erase_each(
+        store, ((r["workspace_id"], r["ids"]) for r in rows), reason="expired"
+    )
     if rows:
         log.info("retention.expired", workspaces=len(rows), **report.as_dict())
     return report
@@ -381,13 +379,7 @@ async def privacy_sweep(
         chat_id,
         bot_id,
     )
-    report = SweepReport()
-    for row in rows:
-        try:
-            async with store.locked(row["workspace_id"]) as tx:
-                report.add(await erase(tx, row["ids"], reason="swept"))
-        except WorkspaceGone:
-            continue
+    report = await erase_each(store, ((r["workspace_id"], r["ids"]) for r in rows), reason="swept")
     log.info("memory.privacy_sweep", **report.as_dict())
     return report
 
