@@ -24,7 +24,7 @@ from bot_memory.traces import find_traces
 from tests.conftest import make_settings
 from tests.e2e import running, wait_until
 from tests.fake_openai import FakeOpenAI
-from tests.helpers import view
+from tests.helpers import act, view
 
 CHAT = 7
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=CHAT, user_id=CHAT)
@@ -434,9 +434,7 @@ async def test_a_forget_while_another_answer_is_written_keeps_that_users_own_wor
     moving = await said(memory, "I moved to Lisbon last spring", msg_id=1)  # being answered
     asking = await said(memory, "what is my cat called?", msg_id=2)  # being answered
     forget = await said(memory, "forget my cat", msg_id=3)
-    intent = recognize(forget.text)
-    assert intent is not None
-    await memory.control(intent, forget)
+    await act(memory, forget)
     await memory.finish(forget, status="succeeded", answer_text="Done", bot_id=42, now=NOW)
     # Both answers land after the forget: either may repeat what was forgotten.
     await memory.finish(
@@ -509,9 +507,7 @@ async def test_forgetting_a_note_by_id_reaches_answers_and_records_built_on_it(
     memory: Memory,
 ) -> None:
     note = await said(memory, "remember that my cat is called Mochi", msg_id=1)
-    intent = recognize(note.text)
-    assert intent is not None
-    made = await memory.control(intent, note)
+    made = await act(memory, note)
     await memory.finish(
         note, status="succeeded", answer_text="Noted", bot_id=42, now=NOW, kind="memory_control"
     )

@@ -15,7 +15,7 @@ from bot_memory.store import SourceMessage
 from bot_memory.tools import ToolContext
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
-from tests.helpers import ADMIN, MEMBER, view
+from tests.helpers import ADMIN, MEMBER, act, view
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1001, user_id=1001)
 GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-100500, topic_id=7)
@@ -289,9 +289,7 @@ async def test_a_participants_forget_leaves_other_peoples_words_alone(memory: Me
     mine = await exchange(memory, GROUP, "my cat is called Mochi", 2001)
     theirs_open = await said(memory, GROUP, "does the cat need food?", 2002)  # being answered
     forget = await said(memory, GROUP, "forget my cat", 2001)
-    intent = recognize(forget.text)
-    assert intent is not None
-    await memory.control(intent, forget, who=MEMBER)
+    await act(memory, forget, who=MEMBER)
     forgotten = {r["message_id"] for r in await memory.store.pool.fetch("SELECT * FROM tombstones")}
     assert mine.message_id in forgotten
     assert others.message_id not in forgotten and theirs_open.message_id not in forgotten
@@ -301,26 +299,18 @@ async def test_a_participants_forget_leaves_other_peoples_words_alone(memory: Me
     assert flagged is False
     # An admin's forget reaches everyone's words.
     again = await said(memory, GROUP, "/forget the cat of the office", 2003)
-    intent = recognize(again.text)
-    assert intent is not None
-    await memory.control(intent, again, who=ADMIN)
+    await act(memory, again, who=ADMIN)
     forgotten = {r["message_id"] for r in await memory.store.pool.fetch("SELECT * FROM tombstones")}
     assert others.message_id in forgotten
 
 
 async def test_forgetting_works_while_memory_is_off(memory: Memory) -> None:
     note = await said(memory, PRIVATE, "remember that my locker code is 0451")
-    intent = recognize(note.text)
-    assert intent is not None
-    made = await memory.control(intent, note)
+    made = await act(memory, note)
     off = await said(memory, PRIVATE, "turn off memory")
-    intent = recognize(off.text)
-    assert intent is not None
-    assert (await memory.control(intent, off)).outcome == "disabled"
+    assert (await act(memory, off)).outcome == "disabled"
     forget = await said(memory, PRIVATE, "forget my locker code")
-    intent = recognize(forget.text)
-    assert intent is not None
-    result = await memory.control(intent, forget)
+    result = await act(memory, forget)
     assert (result.outcome, result.memory_ids) == ("forgotten", made.memory_ids)
     assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 0
 
@@ -329,9 +319,7 @@ async def test_a_participant_may_forget_their_note_after_others_were_given_it(
     memory: Memory,
 ) -> None:
     note = await said(memory, GROUP, "remember that my cat is called Mochi", 2001)
-    intent = recognize(note.text)
-    assert intent is not None
-    await memory.control(intent, note, who=MEMBER)
+    await act(memory, note, who=MEMBER)
     await memory.finish(
         note, status="succeeded", answer_text="Noted", bot_id=42, kind="memory_control"
     )
@@ -340,9 +328,7 @@ async def test_a_participant_may_forget_their_note_after_others_were_given_it(
     await memory.finish(other, status="succeeded", answer_text="ok", bot_id=42)
     await memory.pipeline.tick()
     forget = await said(memory, GROUP, "forget my cat", 2001)
-    intent = recognize(forget.text)
-    assert intent is not None
-    result = await memory.control(intent, forget, who=MEMBER)
+    result = await act(memory, forget, who=MEMBER)
     assert result.outcome == "forgotten"
     left = [r.summary for r in (await view(memory)).valid_records(GROUP.key)]
     assert any("standup" in s for s in left) and not any("Mochi" in s for s in left)
