@@ -22,6 +22,7 @@ import asyncpg
 
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.jobs import stop_jobs_touching
+from bot_memory.search import text_vector
 from bot_memory.state import content_hash, source_id
 from bot_memory.store import Store
 from bot_memory.workspace import WorkspaceGone, WorkspaceTx
@@ -74,8 +75,9 @@ async def apply_edit(
         try:
             async with store.locked(workspace) as tx:
                 row = await tx.conn.fetchrow(
-                    "UPDATE messages SET text = $5, content_hash = $6, edited_at = now()"
-                    " WHERE workspace_id = $1 AND bot_id = $2 AND chat_id = $3"
+                    "UPDATE messages SET text = $5, content_hash = $6, edited_at = now(),"
+                    " search = $7::tsvector WHERE workspace_id = $1 AND bot_id = $2"
+                    " AND chat_id = $3"
                     " AND telegram_message_id = $4 AND text IS NOT NULL AND content_hash <> $6"
                     " RETURNING id, scope_key",
                     workspace,
@@ -84,6 +86,7 @@ async def apply_edit(
                     telegram_message_id,
                     text,
                     content_hash(text),
+                    text_vector(text),
                 )
                 if row is None:
                     continue
@@ -146,7 +149,7 @@ async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> 
     doomed = await derived_closure(tx, start)
     removed = await tx.dependents(doomed)
     rows = await tx.conn.fetch(
-        "UPDATE messages SET text = NULL, erased_at = now(), erase_reason = $3"
+        "UPDATE messages SET text = NULL, search = NULL, erased_at = now(), erase_reason = $3"
         " WHERE workspace_id = $1 AND id = ANY($2::bigint[]) AND text IS NOT NULL"
         " RETURNING id, role, scope_key",
         tx.workspace,

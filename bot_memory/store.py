@@ -16,7 +16,9 @@ from typing import Literal
 
 import asyncpg
 
+from bot_memory.lookup import find_records
 from bot_memory.scopes import Scope
+from bot_memory.search import text_vector
 from bot_memory.state import MemoryRecord, RecallRow, content_hash, source_id
 from bot_memory.workspace import (
     Limits,
@@ -24,7 +26,6 @@ from bot_memory.workspace import (
     WorkspaceView,
     locked_workspace,
     read_workspace,
-    record_from_row,
 )
 
 RequestStatus = Literal[
@@ -108,11 +109,12 @@ _RECORD = """
     WITH m AS (
         INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
             telegram_message_id, speaker_id, role, text, content_hash, language, sent_at,
-            retain_until)
+            retain_until, search)
         SELECT $1, $2, $3, $4, $5, $6, $7, 'user', $8, $9, $10, $11,
             least($12::timestamptz, $11::timestamptz + make_interval(secs => (
                 SELECT auto_delete_seconds FROM chats
-                WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0)))
+                WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0))),
+            $15::tsvector
         ON CONFLICT (workspace_id, bot_id, chat_id, telegram_message_id)
             WHERE telegram_message_id IS NOT NULL DO NOTHING
         RETURNING id
@@ -232,6 +234,7 @@ class Store:
             retain_until,
             scope.model_dump_json(),
             Decimal(str(budget_usd)),
+            text_vector(text),
         )
         if scope.workspace not in self._known_workspaces:
             await self._ensure_workspace(scope.workspace)
@@ -332,7 +335,7 @@ class Store:
                     )
                     INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
                         telegram_message_id, speaker_id, role, text, content_hash, sent_at,
-                        retain_until, erased_at, erase_reason)
+                        retain_until, erased_at, erase_reason, search)
                     SELECT $1, $2, $3, m.chat_id, m.thread_id, $4, $5, 'assistant',
                         CASE WHEN $12 THEN NULL ELSE $6 END, $7, $9,
                         least(
@@ -343,7 +346,8 @@ class Store:
                                 WHERE bot_id = $3 AND chat_id = m.chat_id
                                 AND auto_delete_seconds > 0))),
                         CASE WHEN $12 THEN $9 END,
-                        CASE WHEN $12 THEN 'a source it was given was erased' END
+                        CASE WHEN $12 THEN 'a source it was given was erased' END,
+                        CASE WHEN $12 THEN NULL ELSE $13::tsvector END
                     FROM messages m WHERE m.workspace_id = $1 AND m.id = $10
                     RETURNING id
                     """,
@@ -359,6 +363,7 @@ class Store:
                     source.message_id,
                     list(current["cited"]),
                     current["answer_erased"],
+                    text_vector(answer_text),
                 )
                 if answer_id is not None and (current["recall_memory_ids"] or current["cited"]):
                     # The answer depends on everything it was given: the sources of its records
@@ -599,39 +604,12 @@ class Store:
         limit: int,
         offset: int = 0,
     ) -> tuple[str, list[MemoryRecord]]:
-        """A scope's available records, newest first: one by ID, those whose title or summary
-        contains `query` literally (case-insensitive), or all; with the scope's standing
-        ("ok", "off", "unavailable", "gone"), in one query."""
-        rows = await self.pool.fetch(
-            "WITH sw AS (SELECT CASE WHEN w.id IS NULL THEN 'gone' WHEN s.suspended"
-            " THEN 'unavailable' WHEN s.enabled IS FALSE THEN 'off' ELSE 'ok' END AS standing"
-            " FROM (SELECT $1::text AS ws) x LEFT JOIN workspaces w ON w.id = x.ws"
-            " LEFT JOIN memory_scopes s ON s.workspace_id = x.ws AND s.scope_key = $2)"
-            " SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (SELECT r.id, r.scope_key,"
-            " r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
-            " r.derived_from, r.created_at, r.last_used_at, r.valid,"
-            " r.invalid_reason, r.available_until, coalesce((SELECT json_agg(json_build_object("
-            "'message_id', s.message_id, 'hash', s.hash, 'speaker_id', s.speaker_id,"
-            " 'thread_id', s.thread_id, 'role', s.role, 'inherited', s.inherited)"
-            " ORDER BY s.inherited, s.message_id) FROM record_sources s"
-            " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
-            " FROM memory_records r WHERE sw.standing = 'ok' AND r.workspace_id = $1"
-            " AND r.scope_key = $2 AND r.valid"
-            " AND (r.available_until IS NULL OR r.available_until > $3)"
-            " AND ($4::text IS NULL OR r.id = $4)"
-            " AND ($5::text IS NULL OR strpos(lower(r.title || E'\\n' || r.summary),"
-            " lower($5)) > 0)"
-            " ORDER BY r.created_at DESC, r.id DESC LIMIT $6 OFFSET $7) r ON true",
-            scope.workspace,
-            scope.key,
-            now,
-            record_id,
-            query,
-            limit,
-            offset,
+        """A scope's available records: one by ID, the best matches of a word query (see
+        `lookup`), or all, newest first; with the scope's standing ("ok", "off",
+        "unavailable", "gone"), in one query."""
+        return await find_records(
+            self.pool, scope, query=query, record_id=record_id, now=now, limit=limit, offset=offset
         )
-        standing = rows[0]["standing"] if rows else "ok"
-        return standing, [record_from_row(r) for r in rows if r["id"] is not None]
 
     async def summary(self, scope: Scope, now: datetime) -> ScopeSummary:
         row = await self.pool.fetchrow(

@@ -20,6 +20,7 @@ from bot_memory import control
 from bot_memory.access import Access, Gate, ItemView, Membership, Requester
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
+from bot_memory.lookup import find_excerpts
 from bot_memory.models.base import ChatModel
 from bot_memory.settings import MemorySettings
 from bot_memory.state import MemoryRecord, message_id_of, source_id
@@ -33,14 +34,20 @@ QUERY_MEMORIES: dict[str, Any] = {
     "function": {
         "name": "query_memories",
         "description": (
-            "Browse or literally search this chat's memory records (historical reference data). "
+            "Browse or search this chat's memory records (historical reference data). Search "
+            "with a few key words (names, things, places: 'boat name', not a whole question); "
+            "records holding all of them come first, rarer words count more, a word's "
+            "beginning is enough ('boat' finds 'boats'); put an exact phrase in double quotes. "
             "Without arguments, lists the newest records. Returns titles, summaries, speaker "
             "IDs, thread IDs, source IDs and dates."
         ),
         "parameters": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Literal text to search for."},
+                "query": {
+                    "type": "string",
+                    "description": "A few key words, e.g. 'boat name' or '绿茶'.",
+                },
                 "id": {"type": "string", "description": "One memory ID, e.g. mem_ab12cd34ef56."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 12},
             },
@@ -84,13 +91,17 @@ QUERY_CHAT_HISTORY: dict[str, Any] = {
         "name": "query_chat_history",
         "description": (
             "Original excerpts of this chat's retained messages: around given source IDs "
-            "(e.g. from query_memories), or matching a literal query, or the newest. Returns "
-            "source IDs, speaker IDs, roles, dates and the text."
+            "(e.g. from query_memories), or the best matches of a few key words (as in "
+            "query_memories), or the newest. Returns source IDs, speaker IDs, roles, dates and "
+            "the text."
         ),
         "parameters": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "Literal text to search for."},
+                "query": {
+                    "type": "string",
+                    "description": "A few key words; an exact phrase in double quotes.",
+                },
                 "sourceIds": {
                     "type": "array",
                     "items": {"type": "string"},
@@ -339,39 +350,17 @@ class ToolExecutor:
             # Memory off covers the chat's stored words too, as it covers its memories.
             return {"error": "memory is turned off in this chat", "excerpts": []}
         limit = min(args.limit, self._settings.query_max_results)
-        around = [m for m in (message_id_of(s) for s in args.source_ids) if m is not None]
-        rows = await self._store.pool.fetch(
-            """
-            WITH kept AS (
-                SELECT m.id, m.role, m.speaker_id, m.thread_id, m.text, m.sent_at,
-                       lag(m.id) OVER w AS prev_id, lead(m.id) OVER w AS next_id
-                FROM messages m
-                WHERE m.workspace_id = $1 AND m.scope_key = $2 AND m.text IS NOT NULL
-                  AND m.id <> $3 AND (m.retain_until IS NULL OR m.retain_until > now())
-                  AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1
-                                  AND t.scope_key = $2 AND t.message_id = m.id)
-                  AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.workspace_id = $1
-                                  AND r.answer_message_id = m.id AND r.answer_forgotten)
-                WINDOW w AS (ORDER BY m.id)
-            )
-            SELECT id, role, speaker_id, thread_id, text, sent_at FROM kept
-            WHERE CASE
-                WHEN cardinality($4::bigint[]) > 0 THEN
-                    id = ANY($4) OR prev_id = ANY($4) OR next_id = ANY($4)
-                WHEN $5::text IS NOT NULL THEN strpos(lower(text), lower($5)) > 0
-                ELSE true END
-            ORDER BY id DESC LIMIT $6
-            """,
-            scope.workspace,
-            scope.key,
-            source.message_id,
-            around,
-            args.query,
-            limit * 2,
+        rows, ranked = await find_excerpts(
+            self._store.pool,
+            scope,
+            current_message_id=source.message_id,
+            around=[m for m in (message_id_of(s) for s in args.source_ids) if m is not None],
+            query=args.query,
+            limit=limit * 2,  # room for what the host's read grants withhold
         )
         gate = self.gate_for(ctx)
         excerpts = []
-        for row in reversed(rows):
+        for row in rows:
             view = ItemView(
                 kind="message",
                 id=source_id(row["id"]),
@@ -392,7 +381,7 @@ class ToolExecutor:
                     "text": text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…",
                 }
             )
-        excerpts = excerpts[-limit:]
+        excerpts = excerpts[:limit] if ranked else excerpts[-limit:]  # the best, or the newest
         if excerpts:
             await self._store.add_citations(source, [e["source_id"] for e in excerpts], [])
         return {"excerpts": excerpts}

@@ -22,6 +22,8 @@ from typing import Literal
 
 import asyncpg
 
+from bot_memory.search import quote_term, terms
+
 After = Literal["forget", "erase"]
 
 # Record IDs and UUIDs (claim tokens inside other strings). Not any hex run: a hex secret a
@@ -93,6 +95,12 @@ async def find_traces(
                     probes.append(
                         (f"{column}::text ~ $2", f"m{mid}", [rf"(^|[^0-9A-Za-z_])m{mid}([^0-9]|$)"])
                     )
+            elif kind == "terms":
+                # Search terms of a text (search.py), all of them: its words are stored there.
+                for text in texts:
+                    query = " & ".join(sorted({quote_term(t) for t, _ in terms(text)}))
+                    if query:
+                        probes.append((f"{column} @@ $2::tsquery", text, [query]))
             elif kind == "int" and (column in _ID_COLUMNS or (table, column) in _ROW_ITSELF):
                 for mid in ids:
                     probes.append((f"{column} = $2", f"m{mid}", [mid]))
@@ -116,7 +124,9 @@ def _expected(table: str, column: str, needle: str, after: After) -> bool:
     if is_id and (table, column) in _ROW_ITSELF:
         return True
     if after == "forget":
-        return (table == "messages" and column == "text") or table in ("tombstones", "message_deps")
+        # The chat message keeps its text, and so the terms a search finds it by.
+        original = table == "messages" and column in ("text", "search")
+        return original or table in ("tombstones", "message_deps")
     return False
 
 
@@ -162,4 +172,6 @@ def _kind(data_type: str, udt: str) -> str | None:
         return "array"
     if data_type in ("bigint", "integer"):
         return "int"
+    if data_type == "tsvector":
+        return "terms"
     return None

@@ -20,6 +20,7 @@ from typing import Any
 import asyncpg
 
 from bot_memory.scopes import Scope
+from bot_memory.search import record_vector
 from bot_memory.state import (
     MemoryRecord,
     RecallEntry,
@@ -294,12 +295,12 @@ class WorkspaceTx:
             WITH r AS (
                 INSERT INTO memory_records (workspace_id, id, scope_key, origin, title, summary,
                     speaker_ids, thread_ids, cited, derived_from, created_at, last_used_at,
-                    available_until, fingerprint)
+                    available_until, fingerprint, search)
                 -- Available no longer than the earliest retention boundary of its sources.
                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
                     least($13::timestamptz, (SELECT min(m.retain_until) FROM messages m
                         WHERE m.workspace_id = $1 AND m.id IN (SELECT (x->>'message_id')::bigint
-                        FROM jsonb_array_elements($14::jsonb) x))), $15
+                        FROM jsonb_array_elements($14::jsonb) x))), $15, $17::tsvector
                 ON CONFLICT (workspace_id, id) DO NOTHING
                 RETURNING id, available_until
             ), s AS (
@@ -339,6 +340,7 @@ class WorkspaceTx:
             json.dumps([s.model_dump() for s in record.sources]),
             record.fingerprint,
             self.limits.max_records - 1,
+            record_vector(record.title, record.summary),
         )
         evicted = [(r["id"], r["scope_key"]) for r in rows if not r["added"]]
         for r in rows:

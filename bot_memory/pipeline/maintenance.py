@@ -15,6 +15,7 @@ from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.retention import drop_empty_scopes
 from bot_memory.scopes import Scope
+from bot_memory.search import record_vector, text_vector
 from bot_memory.store import schedule_scope
 from bot_memory.workspace import WorkspaceGone
 
@@ -69,6 +70,42 @@ async def prune_due(ctx: PipelineContext, now: datetime) -> int:
         total += len(doomed)
         log.info("retention.pruned", workspace=row["workspace_id"], records=len(doomed))
     return total
+
+
+async def fill_search_terms(ctx: PipelineContext, *, batch: int = 500) -> int:
+    """Rows stored before word search existed get their search terms, a batch per tick (the
+    partial indexes make this free once done). An edit or an erasure meanwhile wins: the terms
+    are written only while the text they were cut from is still the row's."""
+    filled = 0
+    records = await ctx.pool.fetch(
+        "SELECT workspace_id, id, title, summary FROM memory_records WHERE search IS NULL LIMIT $1",
+        batch,
+    )
+    if records:
+        await ctx.pool.executemany(
+            "UPDATE memory_records SET search = $3::tsvector WHERE workspace_id = $1 AND id = $2"
+            " AND search IS NULL",
+            [
+                (r["workspace_id"], r["id"], record_vector(r["title"], r["summary"]))
+                for r in records
+            ],
+        )
+        filled += len(records)
+    messages = await ctx.pool.fetch(
+        "SELECT id, text, content_hash FROM messages WHERE search IS NULL AND text IS NOT NULL"
+        " LIMIT $1",
+        batch,
+    )
+    if messages:
+        await ctx.pool.executemany(
+            "UPDATE messages SET search = $2::tsvector WHERE id = $1 AND search IS NULL"
+            " AND text IS NOT NULL AND content_hash = $3",
+            [(m["id"], text_vector(m["text"]), m["content_hash"]) for m in messages],
+        )
+        filled += len(messages)
+    if filled:
+        log.info("pipeline.search_terms_filled", rows=filled)
+    return filled
 
 
 async def drop_finished_jobs(ctx: PipelineContext, now: datetime) -> int:

@@ -36,6 +36,7 @@ from bot_memory.pipeline.maintenance import (
     close_abandoned,
     close_stale_attempts,
     drop_finished_jobs,
+    fill_search_terms,
     prune_due,
 )
 from bot_memory.retention import expire_due
@@ -76,6 +77,7 @@ class Pipeline:
         report.expired = (await expire_due(self.ctx.store, now)).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
+        await fill_search_terms(self.ctx)
         report.planned += await plan_due(self.ctx, now)
         worst_call = self.ctx.settings.llm_call_deadline_seconds
         ran = False

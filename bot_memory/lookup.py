@@ -1,0 +1,200 @@
+"""What the two read tools (and the /memory screen) find: records and chat excerpts, in SQL.
+
+A query is cut into terms by `search.parse_query`; PostgreSQL compares them with the terms
+stored beside each record and message (`search` columns) and ranks what it finds:
+
+- a full match (every term) when any record holds them all, else whatever holds any;
+- more terms, and rarer ones, first: each term weighs ln(1 + (N - n + 0.5) / (n + 0.5)) for
+  n of the scope's N items holding it (BM25's weight), so a name found everywhere counts for
+  little; a term in a record's title counts twice;
+- then the newest.
+
+Everything happens in one statement per call and inside the scope: a search never sees
+another scope's rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from bot_memory.scopes import Scope
+from bot_memory.search import Query, parse_query
+from bot_memory.state import MemoryRecord
+from bot_memory.workspace import record_from_row
+
+# The scope's standing: 'gone' (no workspace), 'unavailable' (the bot left), 'off', or 'ok'.
+_STANDING = (
+    "sw AS (SELECT CASE WHEN w.id IS NULL THEN 'gone' WHEN s.suspended"
+    " THEN 'unavailable' WHEN s.enabled IS FALSE THEN 'off' ELSE 'ok' END AS standing"
+    " FROM (SELECT $1::text AS ws) x LEFT JOIN workspaces w ON w.id = x.ws"
+    " LEFT JOIN memory_scopes s ON s.workspace_id = x.ws AND s.scope_key = $2)"
+)
+_RECORD = (
+    "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
+    " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
+    " r.available_until, coalesce((SELECT json_agg(json_build_object("
+    "'message_id', s.message_id, 'hash', s.hash, 'speaker_id', s.speaker_id,"
+    " 'thread_id', s.thread_id, 'role', s.role, 'inherited', s.inherited)"
+    " ORDER BY s.inherited, s.message_id) FROM record_sources s"
+    " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
+)
+_AVAILABLE = (
+    "r.workspace_id = $1 AND r.scope_key = $2 AND r.valid"
+    " AND (r.available_until IS NULL OR r.available_until > $3)"
+)
+# Rows from before the search columns (filled by the worker meanwhile) are read with the
+# built-in configuration.
+_RECORD_TERMS = (
+    "coalesce(r.search, to_tsvector('simple', normalize(r.title || ' ' || r.summary, NFKC)))"
+)
+_MESSAGE_TERMS = "coalesce(m.search, to_tsvector('simple', normalize(m.text, NFKC)))"
+
+
+def _ranking(terms: int, titles: int) -> str:
+    """CTEs over `scoped(id, search)`: `ranked(id, held, score)` and `best(held)`. `$terms` and
+    `$titles` are text arrays of tsqueries (a term, and the same term in titles only)."""
+    return f"""
+    terms AS MATERIALIZED (
+        SELECT x.q::tsquery AS q, x.t::tsquery AS t, x.n
+        FROM unnest(${terms}::text[], ${titles}::text[]) WITH ORDINALITY AS x(q, t, n)
+    ), hits AS (
+        SELECT s.id, x.n, s.search @@ x.t AS in_title
+        FROM scoped s JOIN terms x ON s.search @@ x.q
+    ), df AS (
+        SELECT n, count(*)::float8 AS n_holding FROM hits GROUP BY n
+    ), ranked AS (
+        SELECT h.id, count(*) AS held,
+            sum(ln(1 + ((SELECT count(*) FROM scoped) - df.n_holding + 0.5)
+                / (df.n_holding + 0.5)) * CASE WHEN h.in_title THEN 2 ELSE 1 END) AS score
+        FROM hits h JOIN df USING (n) GROUP BY h.id
+    ), best AS (
+        SELECT coalesce(max(held), 0) AS held FROM ranked
+    )"""
+
+
+def _kept(held: str, terms: int) -> str:
+    """Full matches when there are any, else every partial one."""
+    return f"({held} = cardinality(${terms}::text[]) OR best.held < cardinality(${terms}::text[]))"
+
+
+async def find_records(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    scope: Scope,
+    *,
+    query: str | None,
+    record_id: str | None,
+    now: datetime,
+    limit: int,
+    offset: int = 0,
+) -> tuple[str, list[MemoryRecord]]:
+    """A scope's available records with its standing ("ok", "off", "unavailable", "gone"):
+    one by ID, the best matches of a query (ranked), or all, newest first."""
+    parsed = parse_query(query) if record_id is None else Query([], [])
+    if parsed:
+        rows = await conn.fetch(
+            f"""
+            WITH {_STANDING},
+            scoped AS MATERIALIZED (
+                SELECT r.id, {_RECORD_TERMS} AS search FROM memory_records r, sw
+                WHERE sw.standing = 'ok' AND {_AVAILABLE}
+            ), {_ranking(4, 5)}
+            SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
+                SELECT {_RECORD} FROM ranked k, best, memory_records r
+                WHERE r.workspace_id = $1 AND r.id = k.id AND {_kept("k.held", 4)}
+                ORDER BY k.score DESC, r.created_at DESC, r.id DESC LIMIT $6 OFFSET $7
+            ) r ON true
+            """,
+            scope.workspace,
+            scope.key,
+            now,
+            parsed.terms,
+            parsed.in_title,
+            limit,
+            offset,
+        )
+    else:
+        rows = await conn.fetch(
+            f"""
+            WITH {_STANDING}
+            SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
+                SELECT {_RECORD} FROM memory_records r
+                WHERE sw.standing = 'ok' AND {_AVAILABLE} AND ($4::text IS NULL OR r.id = $4)
+                ORDER BY r.created_at DESC, r.id DESC LIMIT $5 OFFSET $6
+            ) r ON true
+            """,
+            scope.workspace,
+            scope.key,
+            now,
+            record_id,
+            limit,
+            offset,
+        )
+    standing = rows[0]["standing"] if rows else "ok"
+    return standing, [record_from_row(r) for r in rows if r["id"] is not None]
+
+
+# A scope's retained messages a tool may show: not the current one, not forgotten, not an
+# answer left out by a forget.
+_RETAINED = """
+    m.workspace_id = $1 AND m.scope_key = $2 AND m.text IS NOT NULL AND m.id <> $3
+    AND (m.retain_until IS NULL OR m.retain_until > now())
+    AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1
+                    AND t.scope_key = $2 AND t.message_id = m.id)
+    AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.workspace_id = $1
+                    AND q.answer_message_id = m.id AND q.answer_forgotten)
+"""
+_EXCERPT = "m.id, m.role, m.speaker_id, m.thread_id, m.text, m.sent_at"
+
+
+async def find_excerpts(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    scope: Scope,
+    *,
+    current_message_id: int,
+    around: list[int],
+    query: str | None,
+    limit: int,
+) -> tuple[list[asyncpg.Record], bool]:
+    """Retained messages of the scope: those around given message IDs (each with its
+    neighbours), else the best matches of a query, else the newest; at most `limit`. With
+    whether they are ranked (best first) rather than in time order (oldest first)."""
+    parsed = parse_query(query)
+    if not around and parsed:
+        ranked = await conn.fetch(
+            f"""
+            WITH scoped AS MATERIALIZED (
+                SELECT m.id, {_MESSAGE_TERMS} AS search FROM messages m WHERE {_RETAINED}
+            ), {_ranking(4, 5)}
+            SELECT {_EXCERPT} FROM ranked k, best, messages m
+            WHERE m.workspace_id = $1 AND m.id = k.id AND {_kept("k.held", 4)}
+            ORDER BY k.score DESC, m.id DESC LIMIT $6
+            """,
+            scope.workspace,
+            scope.key,
+            current_message_id,
+            parsed.terms,
+            parsed.in_title,  # messages have no title: never weighed twice
+            limit,
+        )
+        return list(ranked), True
+    rows = await conn.fetch(
+        f"""
+        WITH kept AS (
+            SELECT {_EXCERPT}, lag(m.id) OVER w AS prev_id, lead(m.id) OVER w AS next_id
+            FROM messages m WHERE {_RETAINED}
+            WINDOW w AS (ORDER BY m.id)
+        )
+        SELECT id, role, speaker_id, thread_id, text, sent_at FROM kept
+        WHERE cardinality($4::bigint[]) = 0
+           OR id = ANY($4) OR prev_id = ANY($4) OR next_id = ANY($4)
+        ORDER BY id DESC LIMIT $5
+        """,
+        scope.workspace,
+        scope.key,
+        current_message_id,
+        around,
+        limit,
+    )
+    return list(reversed(rows)), False
