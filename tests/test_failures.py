@@ -271,7 +271,11 @@ async def test_a_providers_error_text_is_never_stored(db_url: str, llm: FakeOpen
         await memory.pipeline.tick()
         async with memory.store.pool.acquire() as conn:
             found = await find_traces(conn, "test", texts=["Zebra"])
-        assert {(t.table, t.column) for t in found} == {("messages", "text")}
+        # Only the chat message itself: its text and the words a search finds it by.
+        assert {(t.table, t.column) for t in found} == {
+            ("messages", "text"),
+            ("messages", "search"),
+        }
         error = await memory.store.pool.fetchval("SELECT last_error FROM memory_jobs")
         assert "invalid_request_error" in error and "Zebra" not in error
     finally:

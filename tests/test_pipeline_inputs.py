@@ -52,10 +52,11 @@ def extraction(title: str, summary: str, sources: list[str], memories: list[str]
 async def test_batches_keep_older_history_and_skip_only_what_cannot_fit(
     db_url: str, llm: FakeOpenAI
 ) -> None:
-    memory = await open_memory(db_url, llm, batch_max_bytes=300)
+    # A pair is about 320 bytes as the request carries it (texts, IDs, roles, speakers, dates).
+    memory = await open_memory(db_url, llm, batch_max_bytes=700)
     try:
         ids = [await exchange(memory, f"fact number {i}: " + "x" * 100) for i in range(5)]
-        huge = await exchange(memory, "y" * 400)  # the newest pair cannot fit on its own
+        huge = await exchange(memory, "y" * 700)  # the newest pair cannot fit on its own
         for _ in range(6):
             await memory.pipeline.tick()
         state = await view(memory)

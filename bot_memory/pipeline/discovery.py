@@ -15,7 +15,7 @@ import asyncpg
 
 from bot_memory.logs import get_logger
 from bot_memory.pipeline import jobs
-from bot_memory.pipeline.batching import Pair, next_batch
+from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, next_batch
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
@@ -95,66 +95,99 @@ async def plan_scope(
             if job_id is not None:
                 created.append(job_id)
                 log.info("pipeline.job_planned", job=job_id, scope=scope_key, phase="consolidate")
-        if await conn.fetchval(
-            "SELECT 1 FROM requests WHERE workspace_id = $1 AND scope_key = $2"
-            " AND status IN ('queued', 'running', 'awaiting_approval') LIMIT 1",
-            workspace,
-            scope_key,
-        ):
-            return await settle(None)  # finishing the open request re-arms it
-        last = row["last_activity"]
-        if last is not None and last + idle > now:
-            return await settle(last + idle)
         if await jobs.in_flight(conn, workspace, scope_key, "extract"):
             return await settle(None)  # its commit re-arms the scope
-        await settle(None)
-        job_id = await _plan_batch(ctx, tx, state)
+        # Requests still open hold back what comes after them (their answers are not in yet);
+        # finished conversations before them can go.
+        held = await conn.fetchrow(
+            "SELECT r.id, coalesce(m.sent_at, m.created_at) AS at FROM requests r"
+            " JOIN messages m ON m.workspace_id = r.workspace_id AND m.id = r.user_message_id"
+            " WHERE r.workspace_id = $1 AND r.scope_key = $2"
+            " AND r.status IN ('queued', 'running', 'awaiting_approval') ORDER BY r.id LIMIT 1",
+            workspace,
+            scope_key,
+        )
+        held_by = Exchange(held["id"], held["at"], held["at"]) if held else None
+        last = row["last_activity"]
+        idle_now = last is None or last + idle <= now
+        job_id = await _plan_batch(
+            ctx, tx, state, settled=idle_now and held_by is None, held=held_by
+        )
         if job_id is not None:
             created.append(job_id)
-        return created
+            return await settle(None)  # its commit re-arms the scope
+        if held is not None:
+            return await settle(None)  # finishing the open request re-arms it
+        return await settle(None if idle_now else last + idle)
 
 
-async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) -> int | None:
+async def _plan_batch(
+    ctx: PipelineContext,
+    tx: WorkspaceTx,
+    state: ScopeState,
+    *,
+    settled: bool,
+    held: Exchange | None,
+) -> int | None:
     """Snapshot the next batch of new, retained pairs (not forgotten, not said while memory
-    was off); pairs too large to fit alone are skipped, the rest wait for later batches."""
+    was off) of the oldest conversation that is finished: one followed by an idle gap, or the
+    last one when the scope is idle (`settled`). `held`: the oldest request still open, which
+    nothing after may pass. Pairs too large to fit alone are skipped, the rest of a long
+    conversation waits for the next batch."""
     conn, workspace = tx.conn, tx.workspace
-    rows = await conn.fetch(
-        """
-        SELECT r.id AS request_id, r.provider, r.model, r.answer_forgotten,
-               u.id AS u_id, u.content_hash AS u_hash, u.speaker_id AS u_speaker,
-               u.thread_id AS u_thread, u.text AS u_text, u.sent_at AS u_at,
-               a.id AS a_id, a.content_hash AS a_hash, a.speaker_id AS a_speaker,
-               a.thread_id AS a_thread, a.text AS a_text, a.sent_at AS a_at
-        FROM requests r
-        JOIN messages u ON u.workspace_id = r.workspace_id AND u.id = r.user_message_id
-        JOIN messages a ON a.workspace_id = r.workspace_id AND a.id = r.answer_message_id
-        WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3
-          AND r.status = 'succeeded' AND r.kind = 'chat'
-        ORDER BY r.id
-        """,
-        workspace,
-        state.key,
-        state.extracted_through,
-    )
-    if not rows:
-        return None
+    idle = timedelta(seconds=ctx.settings.idle_window_seconds)
     tombstones = await tx.tombstones(state.key)
-    pairs = [
-        Pair(
-            user=_source(r, "u", "user"),
-            assistant=None if r["answer_forgotten"] else _source(r, "a", "assistant"),
-            user_text=r["u_text"],
-            assistant_text="" if r["answer_forgotten"] else r["a_text"],
-        )
-        for r in rows
-        if r["u_text"] is not None
-        and r["a_text"] is not None
-        and r["u_id"] not in tombstones
-        and r["a_id"] not in tombstones
-        and not state.was_off(r["request_id"])
-    ]
-    pinned = {r["request_id"]: (r["provider"], r["model"]) for r in rows}
     while True:
+        rows = await conn.fetch(
+            """
+            SELECT r.id AS request_id, r.provider, r.model, r.answer_forgotten,
+                   u.id AS u_id, u.content_hash AS u_hash, u.speaker_id AS u_speaker,
+                   u.thread_id AS u_thread, coalesce(u.sent_at, u.created_at) AS u_at,
+                   u.text IS NOT NULL AS u_kept,
+                   a.id AS a_id, a.content_hash AS a_hash, a.speaker_id AS a_speaker,
+                   a.thread_id AS a_thread, coalesce(a.sent_at, a.created_at) AS a_at,
+                   a.text IS NOT NULL AS a_kept
+            FROM requests r
+            JOIN messages u ON u.workspace_id = r.workspace_id AND u.id = r.user_message_id
+            JOIN messages a ON a.workspace_id = r.workspace_id AND a.id = r.answer_message_id
+            WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3
+              AND ($4::bigint IS NULL OR r.id < $4)
+              AND r.status = 'succeeded' AND r.kind = 'chat'
+            ORDER BY r.id
+            """,
+            workspace,
+            state.key,
+            state.extracted_through,
+            held.request_id if held else None,
+        )
+        if not rows:
+            return None
+        exchanges = [Exchange(r["request_id"], r["u_at"], r["a_at"]) for r in rows]
+        ends = first_conversation(exchanges + ([held] if held else []), idle)
+        if ends >= len(rows) and not settled and (held is None or ends > len(rows)):
+            return None  # the conversation goes on: it is not memory material yet
+        ends = min(ends, len(rows))
+        rows = rows[:ends]
+        usable = [
+            r
+            for r in rows
+            if r["u_kept"]
+            and r["a_kept"]
+            and r["u_id"] not in tombstones
+            and r["a_id"] not in tombstones
+            and not state.was_off(r["request_id"])
+        ]
+        texts = await _texts(conn, workspace, [m for r in usable for m in (r["u_id"], r["a_id"])])
+        pairs = [
+            Pair(
+                user=_source(r, "u", "user"),
+                assistant=None if r["answer_forgotten"] else _source(r, "a", "assistant"),
+                user_text=texts[r["u_id"]],
+                assistant_text="" if r["answer_forgotten"] else texts[r["a_id"]],
+            )
+            for r in usable
+            if r["u_id"] in texts and r["a_id"] in texts
+        ]
         batch = next_batch(pairs, max_bytes=ctx.settings.batch_max_bytes)
         for pair in batch.skipped:
             log.info(
@@ -165,12 +198,14 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
                 reason="the pair alone is over the batch ceiling",
             )
         if not batch.pairs:
-            # Nothing (left) to extract: move past what was considered, not look again.
+            # Nothing in this conversation to extract: move past it, on to the next.
             state.advance(rows[-1]["request_id"])
             tx.save(state)
-            return None
+            continue
         origin = batch.pairs[-1].request_id
-        provider, model = pinned[origin]
+        provider, model = next(
+            (r["provider"], r["model"]) for r in rows if r["request_id"] == origin
+        )
         if (provider, model) != (ctx.model.provider, ctx.model.model):
             # Pinned to a configuration that has since changed: that work is stale, and it
             # runs under the model configured now.
@@ -205,7 +240,17 @@ async def _plan_batch(ctx: PipelineContext, tx: WorkspaceTx, state: ScopeState) 
         log.warning("pipeline.batch_given_up", scope=state.key, through=batch.through_request)
         state.advance(batch.through_request)
         tx.save(state)
-        pairs = [p for p in pairs if p.request_id > batch.through_request]
+
+
+async def _texts(conn: asyncpg.Connection, workspace: str, ids: list[int]) -> dict[int, str]:
+    """Texts of messages that still have them, read in the planning transaction."""
+    rows = await conn.fetch(
+        "SELECT id, text FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])"
+        " AND text IS NOT NULL",
+        workspace,
+        ids,
+    )
+    return {r["id"]: r["text"] for r in rows}
 
 
 def _source(row: asyncpg.Record, prefix: str, role: Literal["user", "assistant"]) -> SnapshotSource:

@@ -10,7 +10,13 @@ from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.jobs import Job
-from bot_memory.pipeline.prompts import ExtractionOutput, extraction_messages, validate_extraction
+from bot_memory.pipeline.prompts import (
+    ExtractionOutput,
+    extraction_messages,
+    source_entry,
+    source_entry_bytes,
+    validate_extraction,
+)
 from bot_memory.redaction import redact
 from bot_memory.state import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.workspace import WorkspaceTx, record_from_row
@@ -26,28 +32,23 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
     if out is None:
         await check_scope_input(ctx.pool, job)
         texts = await ctx.store.source_texts(job.workspace, sorted(snap.message_ids))
-        existing = await _existing(ctx, job, now)
-        sources = [
-            {
-                "id": s.id,
-                "role": s.role,
-                "speaker_id": s.speaker_id,
-                "thread_id": s.thread_id,
-                "date": s.created_at.isoformat(timespec="seconds"),
-                # Each text is redacted before the document is serialized: patterns that
-                # match raw text would miss its JSON-escaped form.
-                "text": redact(texts[s.message_id]),
+        sources = [source_entry(s, texts[s.message_id]) for s in snap.sources]
+        # Existing memories come along while they fit under the ceiling with the sources:
+        # the request is never more than the ceiling plus the fixed prompt.
+        room = ctx.settings.batch_max_bytes - sum(source_entry_bytes(e) for e in sources)
+        existing, briefs = [], []
+        for record in await _existing(ctx, job, now):
+            brief = {
+                "id": record.id,
+                "title": redact(record.title),
+                "summary": redact(record.summary[:EXISTING_SUMMARY_CHARS]),
             }
-            for s in snap.sources
-        ]
-        messages = extraction_messages(
-            scope_kind=snap.scope_kind,
-            sources=sources,
-            existing=[
-                {"id": r.id, "title": r.title, "summary": r.summary[:EXISTING_SUMMARY_CHARS]}
-                for r in existing
-            ],
-        )
+            room -= source_entry_bytes(brief)
+            if room < 0:
+                break
+            existing.append(record)
+            briefs.append(brief)
+        messages = extraction_messages(scope_kind=snap.scope_kind, sources=sources, existing=briefs)
 
         def valid(answer: ExtractionOutput) -> ExtractionOutput:
             answer = validate_extraction(
@@ -149,6 +150,8 @@ async def _record(tx: WorkspaceTx, job: Job, out: ExtractionOutput, now: datetim
         sources=[sources[k] for k in sorted(sources)],
         cited=out.source_ids,
         derived_from=[r.id for r in carried],
-        created_at=now,
+        # Dated by its conversation, not by when a worker got to it: a late worker's records
+        # are a punctual one's, in the same order.
+        created_at=min(now, max(s.created_at for s in snap.sources)),
         last_used_at=now,  # available_until: the earliest boundary of these, set on insert
     )

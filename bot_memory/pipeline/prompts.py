@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot_memory.models.base import dumps
+from bot_memory.pipeline.jobs import SnapshotSource
+from bot_memory.redaction import redact
 
 EXTRACTION = "memory_extraction"
 CONSOLIDATION = "memory_consolidation"
@@ -41,10 +43,14 @@ class _Output(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# A batch never holds more sources than an answer may cite (many short messages would).
+MAX_BATCH_SOURCES = 200
+
+
 class ExtractionOutput(_Output):
     title: str = Field(max_length=200)
     summary: str
-    source_ids: list[str] = Field(max_length=200)
+    source_ids: list[str] = Field(max_length=MAX_BATCH_SOURCES)
     memory_ids: list[str] = Field(default_factory=list, max_length=50)  # existing ones carried
 
     @property
@@ -99,6 +105,24 @@ def validate_consolidation(
     if len(set(out.memory_ids)) != len(out.memory_ids):
         raise ValueError("index names a memory twice")
     return out
+
+
+def source_entry(source: SnapshotSource, text: str) -> dict[str, Any]:
+    """A source as the extraction request carries it. Its text is redacted before the document
+    is serialized: patterns that match raw text would miss its JSON-escaped form."""
+    return {
+        "id": source.id,
+        "role": source.role,
+        "speaker_id": source.speaker_id,
+        "thread_id": source.thread_id,
+        "date": source.created_at.isoformat(timespec="seconds"),
+        "text": redact(text),
+    }
+
+
+def source_entry_bytes(entry: dict[str, Any]) -> int:
+    """What an entry (a source, an existing memory) adds to the request: itself and a comma."""
+    return utf8_len(dumps(entry)) + 1
 
 
 def extraction_messages(
