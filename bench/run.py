@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bench_intents
+import bench_late_worker
 import bench_memory
 import bench_pipeline
 import bench_redaction
@@ -31,6 +32,7 @@ def main() -> None:
     )
     bench_memory.report(bench_memory.run())
     bench_pipeline.report(bench_pipeline.run())
+    bench_late_worker.report(bench_late_worker.run())
 
 
 if __name__ == "__main__":

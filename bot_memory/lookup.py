@@ -52,31 +52,34 @@ _RECORD_TERMS = (
 _MESSAGE_TERMS = "coalesce(m.search, to_tsvector('simple', normalize(m.text, NFKC)))"
 
 
-def _ranking(terms: int, titles: int) -> str:
-    """CTEs over `scoped(id, search)`: `ranked(id, held, score)` and `best(held)`. `$terms` and
-    `$titles` are text arrays of tsqueries (a term, and the same term in titles only)."""
+def _ranking(terms: int, titles: int, *, limit: int, offset: int) -> str:
+    """CTEs over `scoped(id, at, search)` ending in `top(id, score, at)`: the page of best
+    matches. `$terms` and `$titles` are text arrays of tsqueries (a term, and the same term in
+    titles only). Every step is materialized: computed once, not once per row."""
     return f"""
     terms AS MATERIALIZED (
         SELECT x.q::tsquery AS q, x.t::tsquery AS t, x.n
         FROM unnest(${terms}::text[], ${titles}::text[]) WITH ORDINALITY AS x(q, t, n)
-    ), hits AS (
-        SELECT s.id, x.n, s.search @@ x.t AS in_title
+    ), hits AS MATERIALIZED (
+        SELECT s.id, s.at, x.n, s.search @@ x.t AS in_title
         FROM scoped s JOIN terms x ON s.search @@ x.q
-    ), df AS (
+    ), df AS MATERIALIZED (
         SELECT n, count(*)::float8 AS n_holding FROM hits GROUP BY n
-    ), ranked AS (
-        SELECT h.id, count(*) AS held,
-            sum(ln(1 + ((SELECT count(*) FROM scoped) - df.n_holding + 0.5)
-                / (df.n_holding + 0.5)) * CASE WHEN h.in_title THEN 2 ELSE 1 END) AS score
-        FROM hits h JOIN df USING (n) GROUP BY h.id
-    ), best AS (
+    ), total AS MATERIALIZED (
+        SELECT count(*)::float8 AS n FROM scoped
+    ), ranked AS MATERIALIZED (
+        SELECT h.id, max(h.at) AS at, count(*) AS held,
+            sum(ln(1 + (total.n - df.n_holding + 0.5) / (df.n_holding + 0.5))
+                * CASE WHEN h.in_title THEN 2 ELSE 1 END) AS score
+        FROM hits h JOIN df USING (n) CROSS JOIN total GROUP BY h.id
+    ), best AS MATERIALIZED (
         SELECT coalesce(max(held), 0) AS held FROM ranked
+    ), top AS MATERIALIZED (
+        -- Full matches when there are any, else every partial one.
+        SELECT k.id, k.score, k.at FROM ranked k CROSS JOIN best
+        WHERE k.held = cardinality(${terms}::text[]) OR best.held < cardinality(${terms}::text[])
+        ORDER BY k.score DESC, k.at DESC, k.id DESC LIMIT ${limit} OFFSET ${offset}
     )"""
-
-
-def _kept(held: str, terms: int) -> str:
-    """Full matches when there are any, else every partial one."""
-    return f"({held} = cardinality(${terms}::text[]) OR best.held < cardinality(${terms}::text[]))"
 
 
 async def find_records(
@@ -97,13 +100,13 @@ async def find_records(
             f"""
             WITH {_STANDING},
             scoped AS MATERIALIZED (
-                SELECT r.id, {_RECORD_TERMS} AS search FROM memory_records r, sw
-                WHERE sw.standing = 'ok' AND {_AVAILABLE}
-            ), {_ranking(4, 5)}
+                SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
+                FROM memory_records r, sw WHERE sw.standing = 'ok' AND {_AVAILABLE}
+            ), {_ranking(4, 5, limit=6, offset=7)}
             SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
-                SELECT {_RECORD} FROM ranked k, best, memory_records r
-                WHERE r.workspace_id = $1 AND r.id = k.id AND {_kept("k.held", 4)}
-                ORDER BY k.score DESC, r.created_at DESC, r.id DESC LIMIT $6 OFFSET $7
+                SELECT {_RECORD} FROM top t
+                JOIN memory_records r ON r.workspace_id = $1 AND r.id = t.id
+                ORDER BY t.score DESC, t.at DESC, t.id DESC
             ) r ON true
             """,
             scope.workspace,
@@ -165,11 +168,11 @@ async def find_excerpts(
         ranked = await conn.fetch(
             f"""
             WITH scoped AS MATERIALIZED (
-                SELECT m.id, {_MESSAGE_TERMS} AS search FROM messages m WHERE {_RETAINED}
-            ), {_ranking(4, 5)}
-            SELECT {_EXCERPT} FROM ranked k, best, messages m
-            WHERE m.workspace_id = $1 AND m.id = k.id AND {_kept("k.held", 4)}
-            ORDER BY k.score DESC, m.id DESC LIMIT $6
+                SELECT m.id, m.id AS at, {_MESSAGE_TERMS} AS search FROM messages m
+                WHERE {_RETAINED}
+            ), {_ranking(4, 5, limit=6, offset=7)}
+            SELECT {_EXCERPT} FROM top t JOIN messages m ON m.workspace_id = $1 AND m.id = t.id
+            ORDER BY t.score DESC, t.at DESC, t.id DESC
             """,
             scope.workspace,
             scope.key,
@@ -177,6 +180,7 @@ async def find_excerpts(
             parsed.terms,
             parsed.in_title,  # messages have no title: never weighed twice
             limit,
+            0,
         )
         return list(ranked), True
     rows = await conn.fetch(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -72,7 +71,7 @@ class Memory:
     tools: ToolExecutor
     agent: ReferenceAgent
     access: Access
-    _marked: dict[str, float] = field(default_factory=dict)
+    _marked: dict[str, datetime] = field(default_factory=dict)  # scope -> last use written
     _held: deque[_Held] = field(default_factory=deque)
     _drainer: asyncio.Task[None] | None = None
     _closed: bool = False
@@ -538,11 +537,11 @@ class Memory:
 
     async def _note_use(self, scope: Scope, memory_ids: list[str], now: datetime) -> None:
         """Being in the index a request was given counts as use (retention and the cap)."""
+        # On the request's own clock: a replay (the evaluation) compresses months into seconds.
         last = self._marked.get(scope.key)
-        tick = time.monotonic()
-        if last is not None and tick - last < USE_MARK_INTERVAL:
+        if last is not None and last <= now < last + timedelta(seconds=USE_MARK_INTERVAL):
             return
-        self._marked[scope.key] = tick
+        self._marked[scope.key] = now
         async with self.store.locked(scope.workspace) as tx:
             await tx.mark_used(memory_ids, now)
 

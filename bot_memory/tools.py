@@ -249,6 +249,7 @@ class ToolExecutor:
                 break
             offset += limit
         cap = self._settings.query_max_source_ids
+        shown = {r.id: shown_sources(r)[:cap] for r in found}
         results = [
             {
                 "id": r.id,
@@ -256,14 +257,14 @@ class ToolExecutor:
                 "summary": r.summary,
                 "speaker_ids": r.speaker_ids,
                 "thread_ids": r.thread_ids,
-                "source_ids": r.source_ids[:cap],
+                "source_ids": shown[r.id],
                 "sources_truncated": len(r.sources) > cap,
                 "created_at": r.created_at.isoformat(timespec="seconds"),
                 "last_used_at": r.last_used_at.isoformat(timespec="seconds"),
             }
             for r in found
         ]
-        cited = [sid for r in found for sid in r.source_ids[:cap]]
+        cited = [sid for r in found for sid in shown[r.id]]
         if found:
             await self._store.given(ctx.source, [r.id for r in found], cited, now)
         return {"results": results}
@@ -391,6 +392,13 @@ class ToolExecutor:
 _REFUSALS = frozenset(
     {"not_allowed", "not_member", "cascade_not_allowed", "mismatch", "unavailable", "memory_off"}
 )
+
+
+def shown_sources(record: MemoryRecord) -> list[str]:
+    """A record's source IDs as a tool shows them: what its summary cites first (those are
+    what it says), then the rest of what it depends on."""
+    cited = [s for s in record.cited if s in set(record.source_ids)]
+    return cited + [s for s in record.source_ids if s not in set(cited)]
 
 
 def record_view(record: MemoryRecord) -> ItemView:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -133,6 +134,40 @@ def test_locomo_is_a_group_with_a_speaker_per_person_and_dated_sessions(tmp_path
     first = {"qa": LOCOMO[0]["qa"] * 200} | {k: v for k, v in LOCOMO[0].items() if k != "qa"}
     assert len(json.dumps(first).split('"speaker_a"')[0]) > 20_000
     assert formats.load(write(tmp_path, "qa_first.json", [first])).format == "locomo"
+
+
+def test_locomo_one_file_per_conversation_a_folder_or_a_zip(tmp_path: Path) -> None:
+    second = {**LOCOMO[0], "sample_id": "conv-2"}
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    write(folder, "conv-2.json", second)  # one sample per file, not a list
+    write(folder, "conv-1.json", LOCOMO[0])
+    (folder / "notes.txt").write_text("not a conversation")
+    dataset = formats.load(folder)
+    assert dataset.format == "locomo" and dataset.name == "locomo"
+    assert [c.id for c in dataset.conversations] == ["conv-1", "conv-2"]  # by file name
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("locomo10/conv-1.json", json.dumps(LOCOMO[0]))
+        z.writestr("locomo10/conv-2.json", json.dumps(second))
+    assert [c.id for c in formats.load(archive).conversations] == ["conv-1", "conv-2"]
+    assert [c.id for c in formats.load(folder / "conv-2.json").conversations] == ["conv-2"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DatasetError, match="no LoCoMo"):
+        formats.load(empty)
+
+
+def test_locomo_categories_by_number_as_peers_select_them(tmp_path: Path) -> None:
+    dataset = formats.load(write(tmp_path, "locomo10.json", LOCOMO))
+    peers = formats.limit(dataset, categories=["1,2,3,4"])
+    assert {q.category for q in peers.conversations[0].questions} == {
+        "temporal",
+        "single-hop",
+        "multi-hop",
+    }  # no adversarial
+    named = formats.limit(dataset, categories=["temporal", "5"])
+    assert {q.category for q in named.conversations[0].questions} == {"temporal", "adversarial"}
 
 
 def test_longmemeval_pairs_user_turns_with_the_assistant_turns_after_them(tmp_path: Path) -> None:

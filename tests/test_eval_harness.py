@@ -234,10 +234,19 @@ async def test_scores_costs_and_coverage_come_from_the_real_pipeline(
     assert counted + run["judge_cost"]["calls"] == len(llm.requests)
     assert run["judge_version"] == "bot-memory-judge-1"
 
-    # The fake's extraction cites the whole batch: all evidence is in records and recalled.
+    # The fake's extraction cites the whole batch: all evidence is in records, cited and
+    # recalled. A keyword search finds four of five: "breed dog" names nothing stored ("a
+    # beagle puppy named Biscuit"), while "dog name" finds "named".
     evidence = {r["category"]: r for r in run["summary"]["evidence"]}
     assert evidence["overall"]["questions"] == 5
-    assert evidence["overall"]["records_all"] == 1.0 and evidence["overall"]["recall_all"] == 1.0
+    overall = evidence["overall"]
+    assert (overall["records_all"], overall["cited_all"], overall["recall_all"]) == (1, 1, 1)
+    assert overall["retrieval_all"] == 0.8
+    assert [main[(MEMORY, q)]["found_all"] for q in ("q1", "q2", "q3")] == [True, False, True]
+    assert "| overall | 5 | 100% (100%) | 100% (100%) | 100% (100%) | 80% (80%) |" in printed
+    assert run["settings"]["pruning"] is True and "Inactivity pruning was on" in printed
+    # The probes are not memory's tool calls, and left nothing behind (erased like questions).
+    assert all(main[(MEMORY, q)]["tool_calls"] == 0 for q in ("q1", "q2", "q3"))
 
     # The forget went through the request path, the fact is no longer answered, and nothing
     # but the chat message and tombstones keeps it.
@@ -270,6 +279,25 @@ async def test_a_forgotten_fact_answered_fails_the_run(
         in (tmp_path / "out" / "report.md").read_text()
     )
     assert {a["system"] for a in run["answers"]} == {MEMORY}  # --no-baselines
+
+
+async def test_pruning_follows_the_bot_unless_turned_off_and_a_late_worker_matches(
+    db_url: str, llm: FakeOpenAI, dataset: Path, tmp_path: Path
+) -> None:
+    llm.responder = Model(leak=False)
+    code, on_time = await evaluate(db_url, llm, dataset, tmp_path / "a", "--no-baselines")
+    assert code == 0 and on_time["settings"]["inactive_prune_days"] == 30
+    code, late = await evaluate(
+        db_url, llm, dataset, tmp_path / "b", "--no-baselines", "--no-prune", "--late-worker"
+    )
+    assert code == 0 and late["settings"]["inactive_prune_days"] == 36_500
+    assert late["settings"]["late_worker"] is True
+    assert "pruning was off" in (tmp_path / "b" / "report.md").read_text()
+    # A worker that only ran at the end made as many records, with the same coverage.
+    assert [c["records"] for c in late["conversations"]] == [
+        c["records"] for c in on_time["conversations"]
+    ]
+    assert late["summary"]["evidence"] == on_time["summary"]["evidence"]
 
 
 async def test_judge_without_an_endpoint_is_a_usage_error(

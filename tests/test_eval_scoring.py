@@ -145,8 +145,12 @@ def a_run() -> RunResult:
             cost=mem,
             evidence_all=True,
             evidence_any=True,
+            cited_all=True,
+            cited_any=True,
             recall_all=False,
             recall_any=True,
+            found_all=True,
+            found_any=True,
         ),
         answer(
             MEMORY,
@@ -156,9 +160,15 @@ def a_run() -> RunResult:
             cost=mem,
             evidence_all=False,
             evidence_any=True,
+            cited_all=False,
+            cited_any=False,
             recall_all=False,
             recall_any=False,
+            found_all=False,
+            found_any=True,
         ),
+        # LoCoMo's adversarial category: its own row, out of the scores and of "overall".
+        answer(MEMORY, "adversarial", 0.0, cost=mem, evidence_all=False, evidence_any=False),
         answer(NO_MEMORY, "fact", 0.0, cost=Cost(calls=1, prompt_tokens=20)),
         answer(NO_MEMORY, "order", 0.0, cost=Cost(calls=1, prompt_tokens=20)),
         answer(
@@ -188,29 +198,36 @@ def a_run() -> RunResult:
 def test_summaries_per_system_category_and_evidence() -> None:
     run = a_run()
     rows = {r["system"]: r for r in system_rows(run)}
-    assert rows[MEMORY]["questions"] == 2  # the after-forget answer is apart
+    assert rows[MEMORY]["questions"] == 2  # after-forget and adversarial answers are apart
     assert rows[MEMORY]["f1"] == 0.75 and rows[MEMORY]["exact"] == 0.5
-    assert rows[MEMORY]["calls"] == 2 + 2  # building memory, then answering
-    assert rows[MEMORY]["prompt_tokens"] == 1600
-    assert rows[MEMORY]["injected_tokens"] == 75
+    assert rows[MEMORY]["calls"] == 2 + 3  # building memory, then answering (all three)
+    assert rows[MEMORY]["prompt_tokens"] == 1900
+    assert rows[MEMORY]["injected_tokens"] == 50  # per answer given: 150 / 3
+    assert rows[MEMORY]["prompt_tokens_per_answer"] == 300  # the whole prompt, not the block
     assert rows[FULL_CONTEXT]["cost_usd"] == pytest.approx(0.04)
     compared = comparison(run)
     assert compared[NO_MEMORY]["f1_difference"] == 0.75
     assert compared[FULL_CONTEXT]["f1_difference"] == -0.25
-    assert compared[FULL_CONTEXT]["injected_tokens_ratio"] == 0.075
-    assert compared[FULL_CONTEXT]["cost_ratio"] == pytest.approx(0.012 / 0.04)
+    assert compared[FULL_CONTEXT]["injected_tokens_ratio"] == 0.05
+    assert compared[FULL_CONTEXT]["cost_ratio"] == pytest.approx(0.013 / 0.04)
     assert compared[NO_MEMORY]["injected_tokens_ratio"] is None  # nothing to divide by
     by_category = {r["category"]: r for r in category_rows(run)}
     assert by_category["order"]["memory f1"] == 0.5 and by_category["overall"]["questions"] == 2
+    assert by_category["adversarial"]["questions"] == 1
     evidence = {r["category"]: r for r in evidence_rows(run)}
     assert evidence["overall"] == {
         "category": "overall",
         "questions": 2,
         "records_all": 0.5,
         "records_any": 1.0,
+        "cited_all": 0.5,
+        "cited_any": 0.5,
         "recall_all": 0.0,
         "recall_any": 0.5,
+        "retrieval_all": 0.5,
+        "retrieval_any": 1.0,
     }
+    assert evidence["adversarial"]["questions"] == 1
     assert not run.failed
     run.forgets[0].leaked.append("q")
     assert run.failed
@@ -219,7 +236,9 @@ def test_summaries_per_system_category_and_evidence() -> None:
 def test_report_markdown_json_and_chart(tmp_path: Path) -> None:
     run = a_run()
     text = report.markdown(run)
-    assert "| system | questions | EM | F1 | injected bytes/q |" in text
+    assert "| system | questions | EM | F1 | injected bytes/q | est. tokens/q |" in text
+    assert "| prompt tokens/answer | $/answer |" in text
+    assert "| overall | 2 | 50% (100%) | 50% (50%) | 0% (50%) | 50% (100%) |" in text
     assert "| memory | 2 | 0.500 | 0.750 |" in text
     assert "Memory vs full context: F1 -0.250" in text
     assert "| c | f1 | forgotten | 1 | 0 | 0 | 0 | pass |" in text

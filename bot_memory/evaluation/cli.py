@@ -63,7 +63,21 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--questions", type=int, default=None, help="the first N questions of each conversation"
     )
     p.add_argument(
-        "--category", action="append", default=[], help="only this question category (repeat)"
+        "--category",
+        action="append",
+        default=[],
+        help="only these question categories: names or LoCoMo's numbers, e.g. 1,2,3,4 (what"
+        " published LoCoMo figures use); repeatable",
+    )
+    p.add_argument(
+        "--no-prune",
+        action="store_true",
+        help="no inactivity pruning during the replay (default: the bot's, on its own clock)",
+    )
+    p.add_argument(
+        "--late-worker",
+        action="store_true",
+        help="run the worker only after each conversation's last turn (a worker that was down)",
     )
     p.add_argument("--keep", action="store_true", help="keep the eval workspaces (no purge)")
     p.add_argument(
@@ -116,6 +130,8 @@ async def run_args(args: argparse.Namespace, *, settings: MemorySettings | None 
         baselines=not args.no_baselines,
         keep=args.keep,
         run_id=args.run_id,
+        prune=not args.no_prune,
+        late_worker=args.late_worker,
     )
     say(
         f"{dataset.name}: {len(dataset.conversations)} conversation(s),"

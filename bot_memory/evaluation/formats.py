@@ -2,7 +2,8 @@
 
 Three formats, chosen by `load(path)` from the file (or forced with `format=`):
 
-**LoCoMo** (`locomo10.json`: a list of samples, or one sample). Each sample's `conversation`
+**LoCoMo** (`locomo10.json`: a list of samples; or one file per conversation, each one sample:
+the file, a folder of them, or a .zip of them). Each sample's `conversation`
 holds `speaker_a`, `speaker_b` and sessions `session_1`, `session_1_date_time`, ... whose turns
 have `speaker`, `dia_id` and `text` (a shared photo's `blip_caption` is appended as
 "[shares a photo: ...]"). Two people talk, so a sample runs as a group Topic with one speaker
@@ -58,6 +59,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -142,8 +144,11 @@ class Dataset:
 
 
 def load(path: Path | str, format: Format | None = None) -> Dataset:
-    """Read a dataset file; the format is told by its content (or forced)."""
+    """Read a dataset file (or a folder or .zip of LoCoMo files, one conversation each); the
+    format is told by its content (or forced)."""
     path = Path(path)
+    if path.is_dir() or path.suffix == ".zip":
+        return _load_many(path, format)
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -161,6 +166,35 @@ def load(path: Path | str, format: Format | None = None) -> Dataset:
     if not conversations:
         raise DatasetError(f"{path}: no conversations")
     return Dataset(name=path.stem, format=format, conversations=tuple(conversations))
+
+
+def _load_many(path: Path, format: Format | None) -> Dataset:
+    """LoCoMo as one file per conversation: every .json in a folder or a .zip, by name."""
+    try:
+        if path.is_dir():
+            files = [(p.name, p.read_text(encoding="utf-8")) for p in sorted(path.glob("*.json"))]
+        else:
+            with zipfile.ZipFile(path) as archive:
+                names = sorted(
+                    n for n in archive.namelist() if n.endswith(".json") and "__MACOSX" not in n
+                )
+                files = [(n, archive.read(n).decode("utf-8")) for n in names]
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+    if format not in (None, "locomo"):
+        raise DatasetError(f"{path}: a folder or .zip is read as LoCoMo files only")
+    samples: list[Any] = []
+    for name, raw in files:
+        if detect(Path(name), raw) != "locomo":
+            raise DatasetError(f"{path}/{name}: not a LoCoMo conversation")
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise DatasetError(f"{path}/{name}: not JSON: {exc}") from exc
+        samples += data if isinstance(data, list) else [data]
+    if not samples:
+        raise DatasetError(f"{path}: no LoCoMo .json files in it")
+    return Dataset(name=path.stem, format="locomo", conversations=tuple(read_locomo(samples)))
 
 
 def detect(path: Path, raw: str) -> Format:
@@ -183,9 +217,10 @@ def limit(
     questions: int | None = None,
     categories: Iterable[str] = (),
 ) -> Dataset:
-    """A smaller run: the first conversations, the first questions of each, some categories.
-    Questions checking a forget are kept with their forget."""
-    wanted = set(categories)
+    """A smaller run: the first conversations, the first questions of each, some categories
+    (names, or LoCoMo's numbers: "1,2,3,4" is what published LoCoMo figures use). Questions
+    checking a forget are kept with their forget."""
+    wanted = category_names(categories)
     picked = []
     for conv in dataset.conversations[:conversations]:
         qs = [q for q in conv.questions if not wanted or q.category in wanted or q.forget]
@@ -193,6 +228,17 @@ def limit(
         checks = [q for q in qs if q.forget]
         picked.append(replace(conv, questions=tuple(plain + checks)))
     return replace(dataset, conversations=tuple(picked))
+
+
+def category_names(categories: Iterable[str]) -> set[str]:
+    """ "1,2,3,4" or "single-hop" (repeatable) as category names."""
+    names = set()
+    for item in categories:
+        for part in str(item).split(","):
+            part = part.strip()
+            if part:
+                names.add(LOCOMO_CATEGORIES.get(_int(part), part) if part.isdigit() else part)
+    return names
 
 
 # --- LoCoMo ---------------------------------------------------------------------------------

@@ -15,15 +15,22 @@ Each conversation gets a fresh workspace, `eval-<run>-<conversation>`, purged at
 the speaker's name, since the model sees speaker IDs and questions use names); questions in a
 group are asked, and forgets said, by an operator who is a workspace admin.
 
-A replay compresses months into seconds without the recalls a live bot makes on every request
-(being recalled counts as use), so inactivity pruning is off during a run unless
-BOT_MEMORY_INACTIVE_PRUNE_DAYS is set; every other setting is the bot's. The ticks run on the
-replayed clock, so a database where another bot's memory has jobs waiting is refused: evaluate
-on a database of its own.
+Every setting is the bot's, inactivity pruning included: each turn recalls the index as the bot
+does on every request (being recalled counts as use), on the conversation's own clock, so what
+a live bot would prune after 30 days unused is pruned here too (`--no-prune` turns it off, and
+the report says which). A late worker (`--late-worker`) runs only once every turn is in, as a
+worker that was down would. The ticks run on the replayed clock, so a database where another
+bot's memory has jobs waiting is refused: evaluate on a database of its own.
+
+Besides answers, each question measures, without any model: whether its evidence turns are
+among the sources of an available record, among what the records cite, among the records the
+recall index reaches, and among the source IDs `query_memories` shows for the question's key
+words (`search.keywords`: a deterministic query, not the model's).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import time
@@ -51,10 +58,12 @@ from bot_memory.intents import recognize
 from bot_memory.models.base import ModelError
 from bot_memory.recall import RecallContext
 from bot_memory.scopes import Scope
+from bot_memory.search import keywords
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import MemoryRecord
+from bot_memory.state import MemoryRecord, message_id_of
 from bot_memory.store import SourceMessage
+from bot_memory.tools import ToolContext
 from bot_memory.workspace import WorkspaceView
 
 BOT_ID = 1  # the evaluated bot (no real bot has this ID)
@@ -77,13 +86,15 @@ class Options:
     baselines: bool = True
     keep: bool = False
     run_id: str | None = None
+    prune: bool = True  # inactivity pruning as the bot does it (False: --no-prune)
+    late_worker: bool = False  # the worker runs only after the last turn
 
 
-def eval_settings(settings: MemorySettings) -> MemorySettings:
-    """The bot's settings, with the operator as a workspace admin and, unless set, no
-    inactivity pruning (see the module docstring)."""
+def eval_settings(settings: MemorySettings, *, prune: bool = True) -> MemorySettings:
+    """The bot's settings, with the operator as a workspace admin (and, with --no-prune, no
+    inactivity pruning)."""
     update: dict[str, Any] = {"admin_user_ids": settings.admin_user_ids | {OPERATOR_ID}}
-    if "inactive_prune_days" not in settings.model_fields_set:
+    if not prune:
         update["inactive_prune_days"] = REPLAY_PRUNE_DAYS
     return settings.model_copy(update=update)
 
@@ -126,7 +137,7 @@ async def evaluate(
     """Run every conversation of the dataset; the caller writes the report."""
     options = options or Options()
     say = progress or (lambda _: None)
-    settings = eval_settings(settings)
+    settings = eval_settings(settings, prune=options.prune)
     started = time.perf_counter()
     memory = await Memory.open(settings)
     try:
@@ -161,10 +172,16 @@ async def evaluate(
         )
         if judge.failures:
             run.notes.append(f"the judge gave no verdict {judge.failures} time(s)")
-    if settings.inactive_prune_days == REPLAY_PRUNE_DAYS:
+    if options.prune:
         run.notes.append(
-            "inactivity pruning was off for the replay (BOT_MEMORY_INACTIVE_PRUNE_DAYS unset)"
+            f"Inactivity pruning was on, as in the bot: records unused for"
+            f" {settings.inactive_prune_days} days were pruned on the conversations' own clock"
+            " (--no-prune turns it off)."
         )
+    else:
+        run.notes.append("Inactivity pruning was off for the replay (--no-prune).")
+    if options.late_worker:
+        run.notes.append("The worker ran only after each conversation's last turn (--late-worker).")
     run.seconds = time.perf_counter() - started
     return run
 
@@ -271,12 +288,14 @@ class _ConversationRunner:
         started = time.perf_counter()
         last: datetime | None = None
         requests: dict[int, list[str]] = {}
+        late = self.options.late_worker
         for turn in self.conv.turns:
-            if last is not None and turn.at >= last + self.idle:
+            if not late and last is not None and turn.at >= last + self.idle:
                 await self._settle(last + self.idle + timedelta(seconds=1))
             text = self.cast.said(turn.speaker, turn.text)
             source = await self._record_as(text, self.cast.person(turn.speaker), turn.at)
-            await self.memory.begin(source)
+            # As the bot does on every request: recall (which counts as use for pruning).
+            await self.memory.turn(source).start(now=turn.at)
             last = turn.at + timedelta(seconds=REPLY_SECONDS)
             await self.memory.finish(
                 source,
@@ -346,12 +365,12 @@ class _ConversationRunner:
                 f" {self.options.full_context_bytes:,} bytes of the conversation"
             )
         records = {r.id: r for r in view.records.values() if r.available(self.clock)}
-        reached = {m for r in records.values() for m in r.message_ids}
         asked: dict[str, tuple[Answer, int]] = {}
         for question in self.conv.questions:
             at = self._tick_clock(question.asked_at)
-            answer, request_id, recall = await self._ask_memory(question, at)
-            _coverage(answer, question, self.messages, reached, recall, records)
+            found = await self._retrieve(question, at)
+            answer, request_id, recall = await self._ask_memory(question, self._tick_clock())
+            _coverage(answer, question, self.messages, records, recall, found)
             asked[question.id] = (answer, request_id)
             answers = [answer]
             if self.options.baselines:
@@ -393,6 +412,25 @@ class _ConversationRunner:
         answer.recall_mode = recall.mode if recall else None
         answer.cost.seconds = seconds
         return answer, source.request_id, recall
+
+    async def _retrieve(self, question: Question, at: datetime) -> set[int]:
+        """What `query_memories` shows for the question's key words (a probe request of its
+        own, erased after): the source IDs of its results, as the model would read them."""
+        words = keywords(question.text)
+        if not words:
+            return set()
+        source = await self._record_as(question.text, self.cast.person(question.asker), at)
+        await self.memory.begin(source)
+        result = await self.memory.tools.execute(
+            "query_memories",
+            json.dumps({"query": words, "limit": self.memory.settings.query_max_results}),
+            ToolContext(source=source),
+            call_id="eval-retrieval",
+        )
+        await self.memory.finish(source, status="unanswered", now=self._replied(at))
+        await self._erase(source)
+        shown = [s for r in result.get("results", []) for s in r.get("source_ids", [])]
+        return {m for m in (message_id_of(s) for s in shown) if m is not None}
 
     async def _erase(self, source: SourceMessage) -> None:
         """The question and its answer go (a privacy sweep): no later question sees them."""
@@ -590,24 +628,31 @@ def _coverage(
     answer: Answer,
     question: Question,
     messages: dict[str, list[int]],
-    reached: set[int],
-    recall: RecallContext | None,
     records: dict[str, MemoryRecord],
+    recall: RecallContext | None,
+    found: set[int],
 ) -> None:
-    """Evidence coverage: among the sources of available records, and of recalled ones."""
-    stored = scoring.coverage(question.evidence, messages, reached)
+    """Evidence coverage: among the sources of available records, among what they cite, among
+    the sources of the recalled ones, and among what a keyword search showed."""
+    sources = {m for r in records.values() for m in r.message_ids}
+    stored = scoring.coverage(question.evidence, messages, sources)
     if stored is None:
         return
     answer.evidence_all, answer.evidence_any = stored
+    cited = {m for r in records.values() for m in map(message_id_of, r.cited) if m is not None}
     recalled = {
         m
         for memory_id in (recall.memory_ids if recall else [])
         if memory_id in records
         for m in records[memory_id].message_ids
     }
-    answer.recall_all, answer.recall_any = scoring.coverage(
-        question.evidence, messages, recalled
-    ) or (False, False)
+
+    def among(reached: set[int]) -> tuple[bool, bool]:
+        return scoring.coverage(question.evidence, messages, reached) or (False, False)
+
+    answer.cited_all, answer.cited_any = among(cited)
+    answer.recall_all, answer.recall_any = among(recalled)
+    answer.found_all, answer.found_any = among(found)
 
 
 def _sum(rows: Any) -> Cost:
@@ -632,6 +677,8 @@ def _settings_summary(settings: MemorySettings, options: Options) -> dict[str, A
         "agent_history_messages": settings.agent_history_messages,
         "agent_max_tool_rounds": settings.agent_max_tool_rounds,
         "inactive_prune_days": settings.inactive_prune_days,
+        "pruning": options.prune,
+        "late_worker": options.late_worker,
         "full_context_bytes": options.full_context_bytes,
         "baselines": options.baselines,
     }

@@ -42,6 +42,8 @@ def markdown(run: RunResult) -> str:
     columns += [
         "injected bytes/q",
         "est. tokens/q",
+        "prompt tokens/answer",
+        "$/answer",
         "model calls",
         "prompt tokens",
         "completion tokens",
@@ -55,6 +57,8 @@ def markdown(run: RunResult) -> str:
         row += [
             _number(r["injected_bytes"]),
             _number(r["injected_tokens"]),
+            _number(r["prompt_tokens_per_answer"]),
+            f"{r['cost_per_answer_usd'] or 0:.5f}",
             _number(r["calls"]),
             _number(r["prompt_tokens"]),
             _number(r["completion_tokens"]),
@@ -62,7 +66,15 @@ def markdown(run: RunResult) -> str:
             f"{r['seconds']:.1f}",
         ]
         rows.append(row)
-    lines += [_table(columns, rows), ""]
+    lines += [
+        "Scores leave LoCoMo's adversarial category out (published LoCoMo figures use"
+        " categories 1-4); it has its own row below. Prompt tokens/answer is the whole prompt"
+        " of an answer (instructions, history, tools, every round), injected bytes only the"
+        " recalled part.",
+        "",
+        _table(columns, rows),
+        "",
+    ]
     lines += _comparison_lines(run, judged)
     lines += ["## By category", ""]
     metric = "judge" if judged else "f1"
@@ -76,7 +88,8 @@ def markdown(run: RunResult) -> str:
         for r in category_rows(run)
     ]
     lines += [
-        f"{'Judge accuracy' if judged else 'Token F1'} per category and system.",
+        f"{'Judge accuracy' if judged else 'Token F1'} per category and system; overall is"
+        " every category but adversarial.",
         "",
         _table(cat_columns, cat_rows),
         "",
@@ -86,26 +99,21 @@ def markdown(run: RunResult) -> str:
         lines += [
             "## Evidence coverage (memory, no model needed)",
             "",
-            "Share of questions whose evidence turns are all / any among the sources of an"
-            " available record, and of a record in the recall index the question was given.",
+            "Share of questions whose evidence turns are all (any) among: the sources of an"
+            " available record; what the records cite; the records the recall index a new"
+            " request gets reaches; and the source IDs query_memories shows for the question's"
+            " key words (its 12 results; retrieval).",
             "",
             _table(
-                [
-                    "category",
-                    "n",
-                    "all in records",
-                    "any in records",
-                    "all in recall",
-                    "any in recall",
-                ],
+                ["category", "n", "in records", "cited", "recall index", "retrieval"],
                 [
                     [
                         r["category"],
                         str(r["questions"]),
-                        _share(r["records_all"]),
-                        _share(r["records_any"]),
-                        _share(r["recall_all"]),
-                        _share(r["recall_any"]),
+                        _pair(r["records_all"], r["records_any"]),
+                        _pair(r["cited_all"], r["cited_any"]),
+                        _pair(r["recall_all"], r["recall_any"]),
+                        _pair(r["retrieval_all"], r["retrieval_any"]),
                     ]
                     for r in evidence
                 ],
@@ -210,7 +218,8 @@ def write(run: RunResult, out: Path) -> dict[str, Path | None]:
 
 
 def chart(run: RunResult, path: Path) -> Path | None:
-    """Score and injected tokens per question, per system, side by side."""
+    """Per system: score, the whole prompt per answer, cost per answer; and memory's evidence
+    coverage. The title says whether forgetting held."""
     try:
         import matplotlib
 
@@ -223,7 +232,7 @@ def chart(run: RunResult, path: Path) -> Path | None:
     metrics = [("F1", "f1"), ("EM", "exact")]
     if run.judge is not None:
         metrics.append(("judge", "judge"))
-    fig, (scores, tokens) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, ((scores, prompts), (dollars, coverage)) = plt.subplots(2, 2, figsize=(11, 7))
     width = 0.8 / len(metrics)
     for i, (label, key) in enumerate(metrics):
         xs = [j + (i - (len(metrics) - 1) / 2) * width for j in range(len(names))]
@@ -231,12 +240,29 @@ def chart(run: RunResult, path: Path) -> Path | None:
         scores.bar_label(bars, fmt="%.2f", fontsize=8)
     scores.set_xticks(range(len(names)), names)
     scores.set_ylim(0, 1)
-    scores.set_title("score")
+    scores.set_title("score (adversarial apart)")
     scores.legend()
-    bars = tokens.bar(names, [r["injected_tokens"] or 0.0 for r in rows], color="tab:gray")
-    tokens.bar_label(bars, fmt="%.0f", fontsize=8)
-    tokens.set_title("injected context, est. tokens per question")
-    fig.suptitle(f"{run.dataset}: {run.model} ({run.run_id})")
+    bars = prompts.bar(names, [r["prompt_tokens_per_answer"] or 0.0 for r in rows], color="gray")
+    prompts.bar_label(bars, fmt="%.0f", fontsize=8)
+    prompts.set_title("whole prompt per answer, tokens")
+    bars = dollars.bar(names, [r["cost_per_answer_usd"] or 0.0 for r in rows], color="tab:green")
+    dollars.bar_label(bars, fmt="%.5f", fontsize=8)
+    dollars.set_ylim(bottom=0)
+    dollars.set_title("$ per answer" + ("" if any(r["cost_usd"] for r in rows) else " (no price)"))
+    overall = next((r for r in evidence_rows(run) if r["category"] == "overall"), None)
+    if overall is not None:
+        labels = ["in records", "cited", "recall index", "retrieval"]
+        keys = ["records_all", "cited_all", "recall_all", "retrieval_all"]
+        bars = coverage.bar(labels, [overall[k] or 0.0 for k in keys], color="tab:purple")
+        coverage.bar_label(bars, fmt="%.2f", fontsize=8)
+        coverage.set_ylim(0, 1.12)
+    coverage.set_title("memory: evidence coverage (all turns)")
+    title = f"{run.dataset}: {run.model} ({run.run_id})"
+    if run.forgets:
+        passed = sum(1 for f in run.forgets if f.passed)
+        verdict = "FAILED" if run.failed else "passed"
+        title += f"; forgetting {verdict} {passed}/{len(run.forgets)}"
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -259,6 +285,10 @@ def _score(value: Any) -> str:
 
 def _share(value: Any) -> str:
     return "–" if value is None else f"{value:.0%}"
+
+
+def _pair(all_: Any, any_: Any) -> str:
+    return f"{_share(all_)} ({_share(any_)})"
 
 
 def _number(value: Any) -> str:

@@ -19,6 +19,14 @@ NO_MEMORY = "no memory"
 FULL_CONTEXT = "full context"
 SYSTEMS = (MEMORY, NO_MEMORY, FULL_CONTEXT)
 AFTER_FORGET = "after forget"
+# LoCoMo's category 5: questions with no answer in the conversation. Published LoCoMo figures
+# leave it out (categories 1-4), so scores and "overall" do too; it has its own row.
+ADVERSARIAL = "adversarial"
+
+
+def scored(answers: Iterable[Answer]) -> list[Answer]:
+    """The answers that scores are made of: every category but the adversarial one."""
+    return [a for a in answers if a.category != ADVERSARIAL]
 
 
 @dataclass
@@ -67,8 +75,12 @@ class Answer:
     # Evidence coverage (memory only; None when the dataset names no evidence for it):
     evidence_all: bool | None = None  # every evidence turn is a source of an available record
     evidence_any: bool | None = None
+    cited_all: bool | None = None  # ... among what available records cite
+    cited_any: bool | None = None
     recall_all: bool | None = None  # ... of a record in the recall index this request was given
     recall_any: bool | None = None
+    found_all: bool | None = None  # ... among the source IDs query_memories showed for its words
+    found_any: bool | None = None
     error: str | None = None
 
 
@@ -161,10 +173,13 @@ def system_cost(run: RunResult, system: str) -> Cost:
 
 
 def system_rows(run: RunResult) -> list[dict[str, Any]]:
+    """Per system: scores over the scored questions (adversarial apart), what each answer's
+    prompt held and cost, and what the whole run spent."""
     rows = []
     for system in SYSTEMS:
-        answers = run.main_answers(system)
-        if not answers:
+        every = run.main_answers(system)
+        answers = scored(every)
+        if not every:
             continue
         cost = system_cost(run, system)
         rows.append(
@@ -174,8 +189,12 @@ def system_rows(run: RunResult) -> list[dict[str, Any]]:
                 "exact": mean(a.exact for a in answers),
                 "f1": mean(a.f1 for a in answers),
                 "judge": _judged(answers),
-                "injected_bytes": mean(a.injected_bytes for a in answers),
-                "injected_tokens": mean(a.injected_tokens for a in answers),
+                "injected_bytes": mean(a.injected_bytes for a in every),
+                "injected_tokens": mean(a.injected_tokens for a in every),
+                # The whole prompt of an answer (instructions, history, tools, rounds), not
+                # only the injected part; and the answer's own cost.
+                "prompt_tokens_per_answer": mean(a.cost.prompt_tokens for a in every),
+                "cost_per_answer_usd": mean(a.cost.cost_usd for a in every),
                 "calls": cost.calls,
                 "prompt_tokens": cost.prompt_tokens,
                 "completion_tokens": cost.completion_tokens,
@@ -188,16 +207,18 @@ def system_rows(run: RunResult) -> list[dict[str, Any]]:
 
 
 def category_rows(run: RunResult) -> list[dict[str, Any]]:
+    """Per category, then "overall": every category but the adversarial one."""
     categories = sorted({a.category for a in run.answers if a.phase == "main"})
     rows = []
     for category in [*categories, "overall"]:
         row: dict[str, Any] = {"category": category}
         for system in SYSTEMS:
-            answers = [
-                a
-                for a in run.main_answers(system)
-                if category == "overall" or a.category == category
-            ]
+            mine = run.main_answers(system)
+            answers = (
+                scored(mine)
+                if category == "overall"
+                else [a for a in mine if a.category == category]
+            )
             if not answers:
                 continue
             row["questions"] = len(answers)
@@ -209,12 +230,18 @@ def category_rows(run: RunResult) -> list[dict[str, Any]]:
 
 
 def evidence_rows(run: RunResult) -> list[dict[str, Any]]:
-    """Evidence coverage of memory's answers, per category and overall."""
+    """Evidence coverage of memory's answers, per category and overall (adversarial apart):
+    among available records' sources, what they cite, what the recall index reaches, and what
+    a keyword search through query_memories showed."""
     answers = [a for a in run.main_answers(MEMORY) if a.evidence_all is not None]
     categories = sorted({a.category for a in answers})
     rows = []
     for category in [*categories, "overall"]:
-        picked = [a for a in answers if category == "overall" or a.category == category]
+        picked = (
+            scored(answers)
+            if category == "overall"
+            else [a for a in answers if a.category == category]
+        )
         if not picked:
             continue
         rows.append(
@@ -223,8 +250,12 @@ def evidence_rows(run: RunResult) -> list[dict[str, Any]]:
                 "questions": len(picked),
                 "records_all": _share(a.evidence_all for a in picked),
                 "records_any": _share(a.evidence_any for a in picked),
+                "cited_all": _share(a.cited_all for a in picked),
+                "cited_any": _share(a.cited_any for a in picked),
                 "recall_all": _share(a.recall_all for a in picked),
                 "recall_any": _share(a.recall_any for a in picked),
+                "retrieval_all": _share(a.found_all for a in picked),
+                "retrieval_any": _share(a.found_any for a in picked),
             }
         )
     return rows
