@@ -346,3 +346,23 @@ async def test_a_database_with_another_bots_pending_work_is_refused(
         [str(dataset), "--out", str(tmp_path)], settings=settings_for(db_url, llm)
     )
     assert code == 2 and not llm.requests
+
+
+async def test_the_shipped_sample_reports_coverage_and_retrieval_offline(
+    db_url: str, tmp_path: Path
+) -> None:
+    """What `make eval` prints on a fresh clone (the offline model): every column model-free."""
+    sample = Path(__file__).parents[1] / "bot_memory" / "evaluation" / "data" / "sample.jsonl"
+    offline = make_settings(db_url, idle_window_seconds=1800, llm_api_key=None)
+    code = await run_eval(
+        [str(sample), "--out", str(tmp_path), "--quiet", "--run-id", "s", "--no-baselines"],
+        settings=offline,
+    )
+    run = json.loads((tmp_path / "eval-s.json").read_text())
+    assert code == 0 and len(run["forgets"]) == 6 and not run["failed"]
+    overall = next(r for r in run["summary"]["evidence"] if r["category"] == "overall")
+    assert overall["questions"] == 58
+    assert (overall["records_all"], overall["cited_all"], overall["recall_all"]) == (1, 1, 1)
+    assert overall["retrieval_all"] >= 0.9  # key words through query_memories
+    text = (tmp_path / "report.md").read_text()
+    assert "| category | n | in records | cited | recall index | retrieval |" in text
