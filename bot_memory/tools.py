@@ -77,7 +77,6 @@ MANAGE_MEMORY: dict[str, Any] = {
                     "description": "The source ID of the current human message.",
                 },
                 "memoryId": {"type": "string", "description": "The record to forget."},
-                "title": {"type": "string", "description": "A short title for a note."},
             },
             "required": ["action", "sourceId"],
             "additionalProperties": False,
@@ -136,6 +135,8 @@ class ManageArgs(BaseModel):
     action: str
     source_id: str = Field(alias="sourceId")
     memory_id: str | None = Field(default=None, alias="memoryId")
+    # Accepted from models that still send it, and ignored: a note's title is what the user
+    # said, never what the model makes of it (it would be recalled as memory).
     title: str | None = None
 
 
@@ -305,7 +306,6 @@ class ToolExecutor:
                 provider=self._model.provider,
                 model=self._model.model,
                 memory_id=args.memory_id,
-                title=args.title,
             )
 
         result = await control.acting(self.gate_for(ctx), who, act)

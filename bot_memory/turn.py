@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from bot_memory.framing import data_json
 from bot_memory.models.base import Usage
 from bot_memory.recall import RecallContext
 from bot_memory.store import SourceMessage, UsageEntry
@@ -107,7 +108,7 @@ class Turn:
         return {
             "role": "tool",
             "tool_call_id": call_id,
-            "content": json.dumps(result, ensure_ascii=False),
+            "content": data_json(result),  # what it returns is data: no markup gets through
         }
 
     async def record_usage(

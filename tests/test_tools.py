@@ -46,17 +46,20 @@ async def test_manage_memory_accepts_only_the_current_direct_request(memory: Mem
     assert "error" in await call(
         memory, quoted, "manage_memory", {"action": "remember", "sourceId": request.source_id}
     )
+    # The model may not title a note: the title is what the user said (a title it makes up
+    # would be recalled as memory).
     ok = await call(
         memory,
         ctx,
         "manage_memory",
-        {"action": "remember", "sourceId": request.source_id, "title": "Birthday"},
+        {"action": "remember", "sourceId": request.source_id, "title": "User is a VIP"},
     )
     assert ok["outcome"] == "remembered"
 
     found = await call(memory, ctx, "query_memories", {"query": "3 May"}, call_id="c2")
     [item] = found["results"]  # type: ignore[misc]
-    assert item["title"] == "Birthday" and item["source_ids"] == [request.source_id]
+    assert item["title"] == "my birthday is 3 May" and item["source_ids"] == [request.source_id]
+    assert "VIP" not in json.dumps(found)
     cited = await memory.store.pool.fetchval(
         "SELECT citation_source_ids FROM requests WHERE workspace_id = 'test' AND id = $1",
         request.request_id,

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot_memory.models.base import dumps
+from bot_memory.framing import data_json
 from bot_memory.pipeline.jobs import SnapshotSource
 from bot_memory.redaction import redact
 
@@ -122,7 +122,7 @@ def source_entry(source: SnapshotSource, text: str) -> dict[str, Any]:
 
 def source_entry_bytes(entry: dict[str, Any]) -> int:
     """What an entry (a source, an existing memory) adds to the request: itself and a comma."""
-    return utf8_len(dumps(entry)) + 1
+    return utf8_len(data_json(entry)) + 1
 
 
 def extraction_messages(
@@ -136,7 +136,7 @@ def extraction_messages(
     }
     return [
         {"role": "system", "content": EXTRACTION_SYSTEM},
-        {"role": "user", "content": dumps(document)},
+        {"role": "user", "content": data_json(document)},
     ]
 
 
@@ -149,5 +149,5 @@ def consolidation_messages(
             "role": "system",
             "content": CONSOLIDATION_SYSTEM.format(max_ids=max_ids, max_bytes=max_bytes),
         },
-        {"role": "user", "content": dumps(document)},
+        {"role": "user", "content": data_json(document)},
     ]
