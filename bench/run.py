@@ -11,6 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import bench_flood
 import bench_intents
 import bench_late_worker
 import bench_memory
@@ -33,6 +34,7 @@ def main() -> None:
     bench_memory.report(bench_memory.run())
     bench_pipeline.report(bench_pipeline.run())
     bench_late_worker.report(bench_late_worker.run())
+    bench_flood.report(bench_flood.run())
 
 
 if __name__ == "__main__":

@@ -90,6 +90,13 @@ class MemorySettings(BaseSettings):
     agent_max_tool_rounds: int = 4
     agent_message_max_bytes: int = 8_000  # one message's share of the agent prompt
 
+    # --- fair sharing between chats ------------------------------------------------------------
+    # A person writes about one message a second: each sender may send this many at once, then
+    # this many a second; beyond that a flood's excess is skipped, with one notice.
+    sender_burst_messages: int = 20
+    sender_messages_per_second: float = 1.0
+    chat_max_in_flight: int = 4  # handled at once per chat, the others wait; 0: no limits
+
     # --- retention ----------------------------------------------------------------------------
     message_retention_days: float | None = None  # keep messages no longer than this (none: chat's)
     inactive_prune_days: int = 30

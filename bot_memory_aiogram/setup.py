@@ -12,6 +12,7 @@ from bot_memory.service import Memory
 from bot_memory_aiogram.commands import set_commands
 from bot_memory_aiogram.i18n import LanguageResolver, Texts
 from bot_memory_aiogram.middleware import HandlerFlags, MemoryMiddleware, WorkspaceResolver
+from bot_memory_aiogram.middleware.fairness import FairShare
 from bot_memory_aiogram.routers import get_routers
 
 # The update types memory handles; `dp.resolve_used_update_types()` finds them too, since the
@@ -52,6 +53,16 @@ def setup(
     """
     dp["memory"] = memory
     dp["memory_texts"] = texts = Texts(locales, language)
+    settings = memory.settings
+    # First: a flooding chat is bounded before any database or model work.
+    dp.update.outer_middleware(
+        FairShare(
+            texts,
+            max_in_flight=settings.chat_max_in_flight,
+            burst=settings.sender_burst_messages,
+            per_second=settings.sender_messages_per_second,
+        )
+    )
     middleware = MemoryMiddleware(memory, workspace)
     dp.update.outer_middleware(middleware)
     dp.message.middleware(HandlerFlags())
