@@ -52,7 +52,7 @@ def setup(
     """
     dp["memory"] = memory
     dp["memory_texts"] = texts = Texts(locales, language)
-    middleware = MemoryMiddleware(memory, workspace)
+    dp["memory_middleware"] = middleware = MemoryMiddleware(memory, workspace)
     dp.update.outer_middleware(middleware)
     dp.message.middleware(HandlerFlags())
     ours = get_routers(

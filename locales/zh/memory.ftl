@@ -50,3 +50,50 @@ command-remember = 记住你附带的内容
 command-forget = 忘记一条记忆
 command-memory-on = 在这里开启记忆
 command-memory-off = 在这里关闭记忆
+page-open = 打开记忆管理
+page-open-group = 这是「{ $title }」的记忆。此按钮在 { $minutes } 分钟内有效；过期后请在群组里用 /memory 重新打开。
+page-link-invalid = 这个链接对你无效。请在群组里用 /memory 重新打开记忆。
+page-link-expired = 这个链接已过期。请在群组里用 /memory 重新打开记忆。
+page-title = 记忆管理
+page-search = 搜索记忆
+page-search-button = 搜索
+page-clear = 清除
+page-no-match = 没有符合的记忆。
+page-loading = 正在加载…
+page-more = 显示更多
+page-select = 选择
+page-forget-selected = 忘记所选
+page-confirm = 是的，忘记它们
+page-export = 导出（JSON Lines）
+page-exported = 导出文件正在下载。
+page-speakers = 说话人
+page-created = 创建于
+page-used = 最近使用
+page-until = 保留至
+page-indexed = 在回忆索引中
+page-not-indexed = 不在回忆索引中
+page-sources = 来源
+page-note = 笔记
+page-extracted = 来自对话
+page-status = 状态
+page-jobs = 任务
+page-back = 返回
+page-preview = { $count ->
+    [one] 将忘记这条记忆：
+   *[other] 将忘记这 { $count } 条记忆：
+}
+page-preview-hidden = { $count ->
+    [one] …还有 1 条你看不到的记忆。
+   *[other] …还有 { $count } 条你看不到的记忆。
+}
+page-problems = { $count ->
+    [0] 没有需要运维处理的任务。
+   *[other] 有 { $count } 个任务需要运维处理。
+}
+page-error-auth = 此页面无法确认你的身份。请关闭后从机器人重新打开。
+page-error-expired = 此页面打开太久了。请关闭后从机器人重新打开。
+page-error-link = 这个链接对你无效。请用 /memory 重新打开记忆。
+page-error-link-expired = 这个链接已过期。请用 /memory 重新打开记忆。
+page-error-request = 无法理解这个请求。
+page-error-busy = 暂时无法访问记忆，请一分钟后再试。
+page-error-no-telegram = 请在 Telegram 里从机器人打开此页面。
