@@ -78,14 +78,8 @@ page-extracted = 来自对话
 page-status = 状态
 page-jobs = 任务
 page-back = 返回
-page-preview = { $count ->
-    [one] 将忘记这条记忆：
-   *[other] 将忘记这 { $count } 条记忆：
-}
-page-preview-hidden = { $count ->
-    [one] …还有 1 条你看不到的记忆。
-   *[other] …还有 { $count } 条你看不到的记忆。
-}
+page-preview = 将忘记这 { $count } 条记忆：
+page-preview-hidden = …还有 { $count } 条你看不到的记忆。
 page-problems = { $count ->
     [0] 没有需要运维处理的任务。
    *[other] 有 { $count } 个任务需要运维处理。
