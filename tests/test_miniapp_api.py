@@ -12,11 +12,15 @@ from typing import Any
 import httpx
 import pytest
 from aiogram import Dispatcher
+from aiogram.webhook.aiohttp_server import SimpleRequestHandler
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 from pydantic import ValidationError
 
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram import setup
+from bot_memory_aiogram.miniapp import mount
 from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key
 from bot_memory_aiogram.testing import TestBot, running_bot
 from tests.miniapp_kit import APP_URL, Page, client, init_data, served
@@ -354,6 +358,41 @@ async def test_the_emulator_refuses_web_app_buttons_where_telegram_does(app: App
     with pytest.raises(TelegramBadRequest, match="Only HTTPS"):
         await bot.bot.send_message(ADA, "not https", reply_markup=plain_http)
     await bot.bot.send_message(ADA, "fine", reply_markup=keyboard)
+
+
+async def test_it_mounts_in_a_webhook_server_next_to_the_webhook(app: App) -> None:
+    bot = app.bot
+    server = web.Application()
+    SimpleRequestHandler(dispatcher=bot.dp, bot=bot.bot).register(server, path="/webhook")
+    assert mount(server, bot.dp, bot.bot) is not None
+    async with (
+        TestServer(server) as test_server,
+        httpx.AsyncClient(base_url=str(test_server.make_url("/"))) as http,
+    ):
+        moved = await http.get("/app")
+        assert moved.status_code == 308 and moved.headers["location"] == "/app/"
+        page = await http.get("/app/")
+        assert page.status_code == 200 and "app.js" in page.text
+        assert "script-src 'self' https://telegram.org" in page.headers["content-security-policy"]
+        session = await http.get(
+            "/app/api/session", headers={"Authorization": f"tma {init_data(bot, ADA)}"}
+        )
+        assert session.json()["user"]["id"] == ADA
+        before = len(bot.emu.sent)
+        update = {
+            "update_id": 990001,
+            "message": {
+                "message_id": 9001,
+                "date": int(datetime.now(UTC).timestamp()),
+                "chat": {"id": ADA, "type": "private", "first_name": "Ada"},
+                "from": {"id": ADA, "is_bot": False, "first_name": "Ada"},
+                "text": "/memory",
+                "entities": [{"type": "bot_command", "offset": 0, "length": 7}],
+            },
+        }
+        assert (await http.post("/webhook", json=update)).status_code == 200
+        [screen] = (await bot.emu.wait_for_sent(before + 1))[before:]
+        assert screen.params["text"].startswith("Memory in this chat")
 
 
 async def test_without_the_url_setting_nothing_is_served_or_shown(db_url: str) -> None:

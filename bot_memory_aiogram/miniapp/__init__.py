@@ -78,13 +78,13 @@ def mount(
     if not prefix:
         app.add_routes(_routes(dp, bot, clock))
         return app
-    sub = memory_app(dp, bot, clock=clock)
-    app.add_subapp(prefix, sub)
 
     async def slash(_: web.Request) -> web.Response:
         raise web.HTTPPermanentRedirect(prefix + "/")  # the page's relative URLs need it
 
-    app.router.add_get(prefix, slash)
+    app.router.add_get(prefix, slash)  # before the sub-application, which would claim it
+    sub = memory_app(dp, bot, clock=clock)
+    app.add_subapp(prefix, sub)
     return sub
 
 
