@@ -118,6 +118,15 @@ async def test_the_page_lists_searches_and_links_what_a_member_may_read(app: App
     )
     assert mine["sources"][0]["link"] == f"https://t.me/c/1234567890/{TOPIC}/{telegram_id}"
     assert "Mochi" not in json.dumps(records)  # the private scope never shows up here
+    # Someone who never wrote to the bot (the page opened from its menu): nothing, plainly.
+    stranger = app.page(4242)
+    nothing = (await stranger.get("api/memories")).json()
+    assert nothing["records"] == [] and nothing["standing"] == "gone"
+    refused = await stranger.post("api/switch", {"enabled": False})
+    assert (
+        refused.status_code == 409
+        and refused.json()["message"] == "Memory is unavailable in this chat."
+    )
 
 
 async def test_forged_expired_and_replayed_init_data_are_refused(app: App) -> None:

@@ -42,6 +42,7 @@ from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.state import MemoryRecord
 from bot_memory.tools import record_view
+from bot_memory.workspace import WorkspaceGone
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.miniapp import views
@@ -155,6 +156,8 @@ class MiniAppApi:
                 response = await handler(request)
             except Refusal as refusal:
                 response = self._refused(request, refusal)
+            except WorkspaceGone:  # nothing was ever stored here, or it was just purged
+                response = self._refused(request, Refusal(409, "gone", "memory-unavailable"))
             except (MemoryUnavailable, OSError) as exc:
                 log.warning("memory.miniapp_unavailable", error=type(exc).__name__)
                 response = self._refused(request, Refusal(503, "busy", "page-error-busy"))
