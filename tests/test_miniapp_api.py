@@ -26,6 +26,12 @@ from bot_memory_aiogram.testing import TestBot, running_bot
 from tests.miniapp_kit import APP_URL, Page, client, init_data, served
 
 ADA, BO, CY = 1001, 1002, 1003
+# Membership is asked every time (statuses change mid-test); two memories per page load.
+SETTINGS: dict[str, Any] = {
+    "miniapp_url": APP_URL,
+    "member_cache_seconds": 0,
+    "miniapp_page_size": 2,
+}
 GROUP, TOPIC = -1001234567890, 7
 
 
@@ -81,7 +87,7 @@ class App:
 @pytest.fixture
 async def app(db_url: str) -> AsyncIterator[App]:
     async with (
-        running_bot(plain, database_url=db_url, miniapp_url=APP_URL, member_cache_seconds=0) as bot,
+        running_bot(plain, database_url=db_url, **SETTINGS) as bot,
         served(bot) as base,
         client(base) as http,
     ):
@@ -252,6 +258,10 @@ async def test_forgetting_several_previews_what_goes_with_them(app: App) -> None
     await bot.idle()  # a record built with the first one: it depends on its sources too
     [built] = await app.ids("Tofu likes tuna")
     ada = app.page(ADA)
+    first = (await ada.get("api/memories")).json()
+    rest = (await ada.get("api/memories", offset=2)).json()
+    assert first["more"] and not rest["more"]  # pages of BOT_MEMORY_MINIAPP_PAGE_SIZE (2)
+    assert [r["id"] for r in first["records"]] == [built, tofu] and len(rest["records"]) == 2
     preview = (await ada.post("api/preview", {"ids": [tofu]})).json()
     assert preview["allowed"] and {r["id"] for r in preview["records"]} == {tofu, built}
     assert preview["message"] == "These 2 memories will be forgotten:"
@@ -278,6 +288,10 @@ async def test_read_grants_hide_records_from_list_preview_and_export(app: App) -
     assert hidden.status_code == 404
     ada = app.page(ADA, ticket=app.ticket(ADA))
     assert len((await ada.get("api/memories")).json()["records"]) == 2
+    # A grant that hides Bo's own statements from him: his export is empty too.
+    app.bot.memory.access.can_read = lambda who, item: who.user_id != BO
+    link = (await bo.post("api/export-link", {})).json()["url"]
+    assert (await app.http.get(link)).text == ""
 
 
 async def test_export_is_what_the_user_may_take_as_json_lines(app: App) -> None:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from aiogram import Bot
 from aiogram.types import Chat, User
@@ -108,7 +108,7 @@ _Body = TypeVar("_Body", bound=BaseModel)
 
 class ForgetBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ids: list[str] = Field(min_length=1)
+    ids: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1)
 
 
 class SwitchBody(BaseModel):
@@ -377,7 +377,7 @@ class MiniAppApi:
             raise Refusal(400, "too_many", "page-error-request")
         for rid in ids:
             _, found = await self.memory.store.search_records(
-                c.scope, query=None, record_id=rid[:64], now=now, limit=1
+                c.scope, query=None, record_id=rid, now=now, limit=1
             )
             if not found or not await c.gate.readable(record_view(found[0])):
                 raise Refusal(404, "gone", "screen-gone")

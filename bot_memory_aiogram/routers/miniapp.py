@@ -57,6 +57,16 @@ def app_button(
     return InlineKeyboardButton(text=label, callback_data=OPEN_APP)
 
 
+def with_app_button(
+    markup: InlineKeyboardMarkup, memory: Memory, scope: Scope, texts: Texts, language: str
+) -> InlineKeyboardMarkup:
+    """The /memory screen's buttons with a last row opening the page (when it is served)."""
+    button = app_button(memory, scope, texts, language)
+    if button is None:
+        return markup
+    return InlineKeyboardMarkup(inline_keyboard=[*markup.inline_keyboard, [button]])
+
+
 def with_ticket(url: str, ticket: str) -> str:
     parts = urlsplit(url)
     query = urlencode([*parse_qsl(parts.query), ("s", ticket)])

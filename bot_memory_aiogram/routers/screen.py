@@ -31,7 +31,7 @@ from bot_memory.tools import record_view
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.routers.common import Directed
-from bot_memory_aiogram.routers.miniapp import app_button
+from bot_memory_aiogram.routers.miniapp import with_app_button
 
 log = get_logger(__name__)
 
@@ -61,13 +61,7 @@ class Page:
 
 
 def render(
-    p: Page,
-    texts: Texts,
-    language: str,
-    names: dict[int, str],
-    owner: int,
-    notice: str = "",
-    app: InlineKeyboardButton | None = None,
+    p: Page, texts: Texts, language: str, names: dict[int, str], owner: int, notice: str = ""
 ) -> tuple[Text, InlineKeyboardMarkup]:
     """Pure: the screen's text and buttons."""
 
@@ -123,8 +117,6 @@ def render(
             button(t("screen-refresh"), "r"),
         ]
     )
-    if app is not None:  # the memory manager Mini App
-        rows.append([app])
     return as_list(*lines, sep="\n\n"), InlineKeyboardMarkup(inline_keyboard=rows)
 
 
@@ -199,8 +191,8 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             memory, memory_gate, 0, admin=who.admin, topic=bool(message.chat.is_forum)
         )
         owner = memory_gate.requester.user_id
-        app = app_button(memory, memory_gate.scope, memory_texts, language)
-        text, markup = render(p, memory_texts, language, memory_names, owner, app=app)
+        text, markup = render(p, memory_texts, language, memory_names, owner)
+        markup = with_app_button(markup, memory, memory_gate.scope, memory_texts, language)
         await message.answer(**text.as_kwargs(), reply_markup=markup)
 
     @router.callback_query(MemoryScreen.filter())
@@ -291,10 +283,8 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             )
         )
         p = await page_of(memory, shown, callback_data.page, admin=who.admin, topic=topic)
-        app = app_button(memory, scope, memory_texts, language)
-        text, markup = render(
-            p, memory_texts, language, memory_names, callback_data.owner, notice, app
-        )
+        text, markup = render(p, memory_texts, language, memory_names, callback_data.owner, notice)
+        markup = with_app_button(markup, memory, scope, memory_texts, language)
         await _edit(message, text, markup)
         await query.answer()
         return None
