@@ -214,15 +214,17 @@ class MiniAppApi:
             raise Refusal(403, "unavailable", "memory-unavailable")
         return found
 
-    def _ticket(self, token: str, kind: TicketKind, user_id: int, now: datetime) -> Ticket:
+    def _ticket(self, token: str, kind: TicketKind, user_id: int | None, now: datetime) -> Ticket:
+        """A ticket of this kind, signed by us, unexpired, and issued to `user_id` (when the
+        caller is known: a download link names its user itself)."""
         try:
             ticket = read(token, self._key, kind=kind, now=now)
         except TicketError as exc:
             if exc.expired:
                 raise Refusal(403, "link_expired", "page-error-link-expired") from exc
             raise Refusal(403, "link", "page-error-link") from exc
-        if ticket.user_id != user_id:  # issued to someone else: a forwarded or replayed link
-            raise Refusal(403, "link", "page-error-link")
+        if user_id is not None and ticket.user_id != user_id:
+            raise Refusal(403, "link", "page-error-link")  # someone else's: forwarded, replayed
         return ticket
 
     def _scope_of(self, ticket: Ticket) -> Scope:
@@ -501,19 +503,7 @@ class MiniAppApi:
         `bot-memory export`, the records of their private chat and, in groups, those made only
         of their own statements, that they may read."""
         now = self.clock()
-        token = request.query.get("t", "")
-        try:
-            ticket = read(token, self._key, kind="download", now=now)
-        except TicketError as exc:
-            code, key = (
-                ("link_expired", "page-error-link-expired")
-                if exc.expired
-                else (
-                    "link",
-                    "page-error-link",
-                )
-            )
-            raise Refusal(403, code, key) from exc
+        ticket = self._ticket(request.query.get("t", ""), "download", None, now)
         scope = self._scope_of(ticket)
         requester = Requester(user_id=ticket.user_id, chat_id=scope.chat_id)
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
