@@ -196,7 +196,7 @@ async def test_english_light_list_search_forget_switch_and_export(app: Served) -
     await page.click("#search-go")
     await expect(cards).to_have_count(1)
     await expect(cards.first.locator("h3")).to_have_text("I moved to Lisbon in May")
-    await page.fill("#query", "nothing like this")
+    await page.fill("#query", "zebra")
     await page.click("#search-go")
     await expect(page.locator("#empty")).to_have_text("No memory matches that.")
     await page.click("#search-clear")
