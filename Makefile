@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test soak bench lint eval clean
+.PHONY: demo demo-app test soak bench lint eval clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ $(EVAL_STAMP): $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m bot_memory demo
+
+# The demo, then the Mini App kept open on http://127.0.0.1:8765/memory/ until Ctrl-C.
+demo-app: $(STAMP)
+	$(BIN)/python -m bot_memory demo --serve
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -44,4 +48,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out
+	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out test-out

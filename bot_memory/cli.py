@@ -257,7 +257,11 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("run", parents=[common], help="the reference bot with long polling (BOT_TOKEN)")
-    sub.add_parser("demo", parents=[common], help="the whole loop offline, step by step")
+    demo = sub.add_parser("demo", parents=[common], help="the whole loop offline, step by step")
+    demo.add_argument(
+        "--serve", action="store_true", help="keep the emulator and the Mini App up (Ctrl-C)"
+    )
+    demo.add_argument("--port", type=int, default=None, help="the Mini App's local port")
     sub.add_parser("worker", parents=[common], help="run the background pipeline only")
     verify = sub.add_parser(
         "verify-forgotten",
@@ -339,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(args.log_level or "warning", as_json=_json_logs(args))
         from bot_memory_aiogram.demo import main as demo_main
 
-        return demo_main()
+        return demo_main(serve=args.serve, port=args.port)
     if args.command == "eval":
         configure_logging(args.log_level or "warning", as_json=_json_logs(args))
         code: int = asyncio.run(args.eval_handler(args))

@@ -32,7 +32,7 @@ from bot_memory.state import (
     forget_closure,
 )
 from bot_memory.store import SourceMessage, Store
-from bot_memory.workspace import WorkspaceTx
+from bot_memory.workspace import WorkspaceGone, WorkspaceTx
 
 log = get_logger(__name__)
 
@@ -323,15 +323,7 @@ async def _forget(
         return ControlResult("forget", "forgotten", [])
     if not all(may_forget(r, scope, actor_id, who) for r in chosen):
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
-    reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
-    # Answers the bot gave with what is forgotten that repeat it (every answer depends on the
-    # whole index it was shown, so dependency alone would take unrelated ones), and the
-    # records built on those answers, follow.
-    given = await derived_closure(tx, _all_messages(reached)) - _all_messages(reached)
-    answers = await _repeating(tx, given, reached, subject)
-    if answers:
-        known = {r.id for r in reached}
-        reached += [r for r in await tx.dependents(answers) if r.id not in known]
+    reached, answers = await _reach(tx, chosen, subject)
     refused = [r for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
     if refused:
         # The cascade would take someone else's memory with it: all or nothing.
@@ -353,6 +345,54 @@ async def _forget(
     await scrub_references(tx, doomed)
     await rearm(tx.conn, scope.workspace, scope.key, now)
     return ControlResult("forget", "forgotten", [r.id for r in reached])
+
+
+async def _reach(
+    tx: WorkspaceTx, chosen: list[MemoryRecord], subject: str
+) -> tuple[list[MemoryRecord], set[int]]:
+    """What forgetting these records takes along: they, every record sharing their sources,
+    and the answers that repeat them with the records built on those answers."""
+    reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
+    # Answers the bot gave with what is forgotten that repeat it (every answer depends on the
+    # whole index it was shown, so dependency alone would take unrelated ones), and the
+    # records built on those answers, follow.
+    given = await derived_closure(tx, _all_messages(reached)) - _all_messages(reached)
+    answers = await _repeating(tx, given, reached, subject)
+    if answers:
+        known = {r.id for r in reached}
+        reached += [r for r in await tx.dependents(answers) if r.id not in known]
+    return reached, answers
+
+
+@dataclass(frozen=True)
+class ForgetPreview:
+    """What forgetting some records would remove, decided now; nothing is changed."""
+
+    chosen: list[str]  # the chosen records that exist in the scope
+    reached: list[MemoryRecord]  # they and every record that would go with them
+    refused: list[str]  # records among `reached` this actor may not forget
+
+    @property
+    def allowed(self) -> bool:
+        return bool(self.chosen) and not self.refused
+
+
+async def forget_preview(
+    store: Store, scope: Scope, record_ids: list[str], *, actor_id: int, who: Membership
+) -> ForgetPreview:
+    """The same reach and rules as forget_record, read only (the Mini App's confirm step)."""
+    if not who.member:
+        return ForgetPreview([], [], [])
+    try:
+        async with store.locked(scope.workspace, scope_key=scope.key) as tx:
+            chosen = [
+                r for r in await tx.records(record_ids) if r.valid and r.scope_key == scope.key
+            ]
+            reached, _ = await _reach(tx, chosen, "") if chosen else ([], set())
+    except WorkspaceGone:
+        return ForgetPreview([], [], [])
+    refused = [r.id for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
+    return ForgetPreview([r.id for r in chosen], reached, refused)
 
 
 def _all_messages(records: list[MemoryRecord]) -> set[int]:

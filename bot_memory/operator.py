@@ -15,6 +15,8 @@ import asyncpg
 from bot_memory.access import Membership
 from bot_memory.control import ControlResult, forget_record
 from bot_memory.pipeline.consolidation import plan_pending
+from bot_memory.scopes import Scope
+from bot_memory.state import MemoryRecord
 from bot_memory.store import Store
 from bot_memory.workspace import WorkspaceGone, read_workspace, scope_from_row
 
@@ -25,7 +27,10 @@ class NotFound(LookupError):
     """A memory, job, workspace or scope that does not exist (said plainly, no traceback)."""
 
 
-async def status(pool: asyncpg.Pool, *, limit: int = 50) -> dict[str, Any]:
+async def status(
+    pool: asyncpg.Pool, *, limit: int = 50, workspace: str | None = None
+) -> dict[str, Any]:
+    """Every workspace's figures (or one workspace's, for its admins in the Mini App)."""
     workspaces = await pool.fetch(
         """
         SELECT w.id AS workspace, w.spent_usd, w.reserved_usd, w.last_served_at,
@@ -35,16 +40,19 @@ async def status(pool: asyncpg.Pool, *, limit: int = 50) -> dict[str, Any]:
             (SELECT coalesce(jsonb_object_agg(phase, n), '{}'::jsonb) FROM (
                 SELECT phase, count(*) AS n FROM memory_jobs j WHERE j.workspace_id = w.id
                 GROUP BY phase) p) AS jobs
-        FROM workspaces w ORDER BY w.updated_at DESC LIMIT $1
+        FROM workspaces w WHERE $2::text IS NULL OR w.id = $2
+        ORDER BY w.updated_at DESC LIMIT $1
         """,
         limit,
+        workspace,
     )
     problems = await pool.fetch(
         "SELECT id AS job, workspace_id AS workspace, scope_key AS scope, phase, stop_kind,"
         " claims, last_error AS reason, coalesce(finished_at, updated_at) AS at FROM memory_jobs"
-        " WHERE phase = 'failed' OR (phase = 'stopped' AND stop_kind IN ('unknown', 'budget'))"
-        " ORDER BY updated_at DESC LIMIT $1",
+        " WHERE (phase = 'failed' OR (phase = 'stopped' AND stop_kind IN ('unknown', 'budget')))"
+        " AND ($2::text IS NULL OR workspace_id = $2) ORDER BY updated_at DESC LIMIT $1",
         limit,
+        workspace,
     )
     ticks = await pool.fetch(
         "SELECT worker_id AS worker, started_at, last_tick_at FROM worker_ticks"
@@ -109,19 +117,25 @@ async def export(
                 scope = view.scopes.get(record.scope_key)
                 if scope_key is not None:
                     keep = record.scope_key == scope_key
-                elif scope is not None and scope.scope.is_private:
-                    keep = scope.scope.user_id == user_id
                 else:
-                    keep = record.speaker_ids == [user_id]
+                    keep = may_take(record, scope.scope if scope else None, user_id)
                 if keep:
-                    out.append(
-                        {
-                            "workspace": row["workspace_id"],
-                            **_provenance(record.model_dump(mode="json")),
-                        }
-                    )
+                    out.append(export_line(row["workspace_id"], record))
     out.sort(key=lambda r: (r["scope_key"], r["created_at"]))
     return out
+
+
+def may_take(record: MemoryRecord, scope: Scope | None, user_id: int | None) -> bool:
+    """Whether a person may take a record with them: all of their private chat's, and in
+    groups those made only of their own statements."""
+    if scope is not None and scope.is_private:
+        return scope.user_id == user_id
+    return record.speaker_ids == [user_id]
+
+
+def export_line(workspace: str, record: MemoryRecord) -> dict[str, Any]:
+    """One line of an export (the CLI's and the Mini App's): the record with its provenance."""
+    return {"workspace": workspace, **_provenance(record.model_dump(mode="json"))}
 
 
 async def forget(store: Store, memory_id: str) -> ControlResult:

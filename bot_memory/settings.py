@@ -106,6 +106,18 @@ class MemorySettings(BaseSettings):
     admin_user_ids: frozenset[int] = frozenset()  # workspace owners/admins beyond chat admins
     member_cache_seconds: float = 300.0  # getChatMember answers, refreshed by chat_member updates
 
+    # --- the memory manager Mini App (bot_memory_aiogram.miniapp) ------------------------------
+    # Its public HTTPS URL (Telegram opens only HTTPS pages); unset: nothing is served and no
+    # button is shown. The page is served under this URL's path.
+    miniapp_url: str | None = None
+    miniapp_host: str = "127.0.0.1"  # where `bot-memory run` serves it (behind your proxy)
+    miniapp_port: int = 8080
+    miniapp_auth_max_age_seconds: float = 3600.0  # initData older than this is refused
+    miniapp_link_seconds: float = 3600.0  # a group Topic's signed scope link lives this long
+    miniapp_download_seconds: float = 300.0  # an export download link lives this long
+    miniapp_page_size: int = 30  # memories per page load
+    miniapp_max_selection: int = 50  # memories forgotten at once
+
     @model_validator(mode="after")
     def _call_fits_its_lease(self) -> Self:
         # A call that could outlive its job's lease might be rescued and made twice.
@@ -113,5 +125,14 @@ class MemorySettings(BaseSettings):
             raise ValueError(
                 f"BOT_MEMORY_LLM_CALL_DEADLINE_SECONDS ({self.llm_call_deadline_seconds:g}) must be"
                 f" shorter than BOT_MEMORY_LEASE_SECONDS ({self.lease_seconds:g})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _miniapp_is_https(self) -> Self:
+        # Telegram refuses web_app buttons whose URL is not HTTPS: say so at start instead.
+        if self.miniapp_url is not None and not self.miniapp_url.startswith("https://"):
+            raise ValueError(
+                f"BOT_MEMORY_MINIAPP_URL must be an https:// URL (got {self.miniapp_url!r})"
             )
         return self

@@ -510,6 +510,16 @@ class Store:
         )
         return {r["id"]: r["text"] for r in rows}
 
+    async def telegram_ids(self, workspace: str, message_ids: list[int]) -> dict[int, int]:
+        """Telegram's message IDs of stored messages (to link to them), where known."""
+        rows = await self.pool.fetch(
+            "SELECT id, telegram_message_id FROM messages WHERE workspace_id = $1"
+            " AND id = ANY($2::bigint[]) AND telegram_message_id IS NOT NULL",
+            workspace,
+            message_ids,
+        )
+        return {r["id"]: r["telegram_message_id"] for r in rows}
+
     # --- usage and budgets --------------------------------------------------------------------
 
     async def record_usage(

@@ -14,6 +14,7 @@ from bot_memory.database import DatabaseUnavailable
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory_aiogram.miniapp import serve
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 
 log = get_logger(__name__)
@@ -39,9 +40,14 @@ async def run(settings: MemorySettings | None = None) -> int:
     bot = make_bot(token, os.environ.get("TELEGRAM_API_URL"))
     dp = Dispatcher()
     setup(dp, memory, reference_agent=True)
+    # The memory manager Mini App on BOT_MEMORY_MINIAPP_HOST:_PORT, if BOT_MEMORY_MINIAPP_URL
+    # says where your HTTPS proxy publishes it.
+    page = await serve(dp, bot)
     try:
         await dp.start_polling(bot, allowed_updates=ALLOWED_UPDATES)
     finally:
+        if page is not None:
+            await page.cleanup()
         await memory.close()
         await bot.session.close()
     return 0

@@ -11,13 +11,16 @@ import argparse
 import asyncio
 import json
 import secrets
+import signal
 import textwrap
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
+from aiohttp import ClientSession, web
 
 from bot_memory.cli import show_status
 from bot_memory.models.base import Completion, StructuredOutput
@@ -28,11 +31,17 @@ from bot_memory.settings import MemorySettings
 from bot_memory.tenancy import default_workspace
 from bot_memory.workspace import WorkspaceView
 from bot_memory_aiogram.emulator import BotAPIEmulator
+from bot_memory_aiogram.miniapp import launch_fragment, path_of, sign_init_data
+from bot_memory_aiogram.miniapp import serve as serve_app
+from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 
 ADA, BO, CY = 1001, 2001, 2002
 GROUP, TOPIC = -100200, 7
 BOT = "memory_test_bot"
+DEMO_APP_URL = "https://bot.example.com/memory/"
+LIGHT = {"bg_color": "#ffffff", "text_color": "#000000", "button_color": "#2481cc"}
+DARK = {"bg_color": "#17212b", "text_color": "#f5f5f5", "button_color": "#5288c1"}
 
 
 class RecordingModel(OfflineModel):
@@ -171,6 +180,61 @@ class Demo:
         await self.emu.wait_for_calls("answerCallbackQuery", before + 1)
         await self.emu.wait_idle(quiet=0.05)
 
+    async def mini_app(self, runner: web.AppRunner, *, keep_open: bool) -> None:
+        """Step 11: the page, served by this process; its URL for a desktop browser carries
+        launch data signed with the demo bot's token, as Telegram would hand it over."""
+        say("11. The memory manager Mini App, served by the bot's own process")
+        host, port = runner.addresses[0][:2]
+        local = f"http://{host}:{port}{path_of(DEMO_APP_URL)}/"
+        now = datetime.now(UTC)
+        ada = sign_init_data(
+            self.emu.token,
+            user={"id": ADA, "first_name": "Ada", "language_code": "en"},
+            auth_date=now,
+        )
+        # Bo (an admin of the group) opens the Topic's memory: a signed scope ticket, as the
+        # bot hands it out in the private chat after the group's button.
+        ticket = issue(
+            Ticket(
+                kind="scope",
+                private=False,
+                chat_id=GROUP,
+                topic_id=TOPIC,
+                user_id=BO,
+                expires_at=int(now.timestamp()) + 24 * 3600,
+                workspace=self.group.workspace,
+            ),
+            ticket_key(self.emu.token),
+        )
+        bo = sign_init_data(
+            self.emu.token,
+            user={"id": BO, "first_name": "Bo", "language_code": "zh-hans"},
+            auth_date=now,
+        )
+        async with (
+            ClientSession() as http,
+            http.get(local + "api/memories", headers={"Authorization": f"tma {ada}"}) as answer,
+        ):
+            listed = await answer.json()
+        show(
+            f"GET {local}api/memories as Ada (initData checked, then her standing)",
+            "\n".join(r["title"] for r in listed["records"]) + f"\n({listed['status']})",
+        )
+        print(f"   Mini App (local): {local}")
+        print("   Open it in a desktop browser against the emulator (launch data signed with")
+        print("   the demo bot's token, valid for a day):")
+        print(f"     Ada, her private chat, light:  {local}{launch_fragment(ada, LIGHT)}")
+        print(f"     Bo, the Topic, Chinese, dark:  {local}?s={ticket}{launch_fragment(bo, DARK)}")
+        if not keep_open:
+            print("   These work while the demo runs: `make demo-app` keeps it running (Ctrl-C).")
+            return
+        print("   Serving until Ctrl-C ...")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+
     def memory_block(self) -> str:
         prompt = self.model.last("chat")
         blocks = [m["content"] for m in prompt if "<memory_context>" in str(m.get("content"))]
@@ -267,7 +331,7 @@ class Demo:
         say("10. The operator's view: `bot-memory status` on the same database")
         await show_status(argparse.Namespace(json=False, limit=10), self.memory.db)
 
-        say("Done")
+        say("Done with the chat")
         usage = await self.memory.store.pool.fetch(
             "SELECT kind, count(*) AS n, sum(prompt_tokens) AS tokens FROM usage_ledger"
             " WHERE workspace_id = ANY($1::text[]) GROUP BY kind ORDER BY kind",
@@ -279,8 +343,16 @@ class Demo:
         )
 
 
-async def amain() -> int:
-    settings = MemorySettings(idle_window_seconds=1, tick_interval_seconds=0.3, llm_base_url=None)
+async def amain(*, serve: bool = False, port: int | None = None) -> int:
+    settings = MemorySettings(
+        idle_window_seconds=1,
+        tick_interval_seconds=0.3,
+        llm_base_url=None,
+        # The public URL Telegram would open (your HTTPS proxy in front of the local server);
+        # the demo has no Telegram, so it prints a local URL carrying signed launch data.
+        miniapp_url=DEMO_APP_URL,
+        miniapp_auth_max_age_seconds=24 * 3600,
+    )
     model = RecordingModel(
         summary_max_bytes=settings.summary_max_bytes,
         index_max_bytes=settings.index_max_bytes,
@@ -304,9 +376,16 @@ async def amain() -> int:
             bot, handle_signals=False, polling_timeout=1, allowed_updates=ALLOWED_UPDATES
         )
     )
+    runner = None
     try:
-        await Demo(memory, model, emu).run()
+        demo = Demo(memory, model, emu)
+        await demo.run()
+        runner = await serve_app(dp, bot, host="127.0.0.1", port=port or (8765 if serve else 0))
+        assert runner is not None
+        await demo.mini_app(runner, keep_open=serve)
     finally:
+        if runner is not None:
+            await runner.cleanup()
         await dp.stop_polling()
         await asyncio.wait_for(polling, 10)
         await memory.close()
@@ -314,5 +393,5 @@ async def amain() -> int:
     return 0
 
 
-def main() -> int:
-    return asyncio.run(amain())
+def main(*, serve: bool = False, port: int | None = None) -> int:
+    return asyncio.run(amain(serve=serve, port=port))

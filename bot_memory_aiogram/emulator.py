@@ -578,7 +578,7 @@ class BotAPIEmulator(LoopbackServer):
             ("deleteMyCommands", self._delete_my_commands),
             ("getChatMember", self._get_chat_member),
             ("getChat", self._get_chat),
-            ("answerCallbackQuery", self._return_true),
+            ("answerCallbackQuery", self._answer_callback_query),
             ("close", self._return_true),
             ("logOut", self._return_true),
             ("copyMessage", self._copy_message),
@@ -1315,8 +1315,36 @@ class BotAPIEmulator(LoopbackServer):
             raise _bad_request("message is too long")
         return plain, entities
 
+    def _check_markup(self, chat_id: int, params: JsonDict) -> None:
+        """Inline buttons as Telegram checks them: a web_app button only in a private chat,
+        and only to an HTTPS page."""
+        markup = params.get("reply_markup")
+        rows = markup.get("inline_keyboard", []) if isinstance(markup, dict) else []
+        for button in (b for row in rows if isinstance(row, list) for b in row):
+            web_app = button.get("web_app") if isinstance(button, dict) else None
+            if web_app is None:
+                continue
+            if self._chat_for(chat_id).get("type") != "private":
+                raise _bad_request("BUTTON_TYPE_INVALID")
+            url = str(web_app.get("url", "")) if isinstance(web_app, dict) else ""
+            if not url.startswith("https://"):
+                raise _bad_request(
+                    f"inline keyboard button Web App URL '{url}' is invalid:"
+                    " Only HTTPS links are allowed"
+                )
+
+    async def _answer_callback_query(self, params: JsonDict) -> Any:
+        """A `url` is opened by the client: only t.me/<this bot>?start=... links (no games)."""
+        url = params.get("url")
+        if url is not None and not re.fullmatch(
+            rf"https://t\.me/{re.escape(self.username)}\?start=[A-Za-z0-9_-]{{1,64}}", str(url)
+        ):
+            raise _bad_request("URL_INVALID")
+        return True
+
     async def _send_message(self, params: JsonDict) -> Any:
         chat_id = self._resolve_chat_id(params.get("chat_id"))
+        self._check_markup(chat_id, params)
         plain, entities = self._checked_text(params)
         message = self._new_bot_message(chat_id, params)
         message["text"] = plain
@@ -1336,6 +1364,7 @@ class BotAPIEmulator(LoopbackServer):
         if stored.get("from", {}).get("id") != self.bot_id:
             raise _bad_request("message can't be edited")
         plain, entities = self._checked_text(params)
+        self._check_markup(key[0], params)
         markup = params.get("reply_markup")
         if (
             plain == stored.get("text")

@@ -63,7 +63,7 @@ def setup(
             per_second=settings.sender_messages_per_second,
         )
     )
-    middleware = MemoryMiddleware(memory, workspace)
+    dp["memory_middleware"] = middleware = MemoryMiddleware(memory, workspace)
     dp.update.outer_middleware(middleware)
     dp.message.middleware(HandlerFlags())
     ours = get_routers(

@@ -5,6 +5,7 @@ from aiogram import Router
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware
 from bot_memory_aiogram.routers.agent import agent_router
 from bot_memory_aiogram.routers.chat_events import chat_events_router
+from bot_memory_aiogram.routers.miniapp import miniapp_router
 from bot_memory_aiogram.routers.outage import outage_router
 from bot_memory_aiogram.routers.requests import requests_router
 from bot_memory_aiogram.routers.screen import screen_router
@@ -22,6 +23,7 @@ def get_routers(
         outage_router(reference_agent=reference_agent),
         requests_router(in_states=requests_in_states),
         screen_router(middleware),
+        miniapp_router(middleware),
     ]
     if reference_agent:
         routers.append(agent_router())

@@ -31,6 +31,7 @@ from bot_memory.tools import record_view
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.routers.common import Directed
+from bot_memory_aiogram.routers.miniapp import with_app_button
 
 log = get_logger(__name__)
 
@@ -191,6 +192,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         )
         owner = memory_gate.requester.user_id
         text, markup = render(p, memory_texts, language, memory_names, owner)
+        markup = with_app_button(markup, memory, memory_gate.scope, memory_texts, language)
         await message.answer(**text.as_kwargs(), reply_markup=markup)
 
     @router.callback_query(MemoryScreen.filter())
@@ -282,6 +284,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         )
         p = await page_of(memory, shown, callback_data.page, admin=who.admin, topic=topic)
         text, markup = render(p, memory_texts, language, memory_names, callback_data.owner, notice)
+        markup = with_app_button(markup, memory, scope, memory_texts, language)
         await _edit(message, text, markup)
         await query.answer()
         return None

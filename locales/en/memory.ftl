@@ -55,3 +55,51 @@ command-remember = Remember what you say next to it
 command-forget = Forget a memory
 command-memory-on = Turn memory on here
 command-memory-off = Turn memory off here
+page-open = Open memory manager
+page-open-group = Here is the memory of { $title }. This button works for { $minutes } minutes; after that, open it again with /memory in the group.
+page-link-invalid = This link is not valid for you. Open the memory again with /memory in the group.
+page-link-expired = This link has expired. Open the memory again with /memory in the group.
+page-title = Memory manager
+page-search = Search memories
+page-search-button = Search
+page-clear = Clear
+page-no-match = No memory matches that.
+page-loading = Loading…
+page-more = Show more
+page-select = Select
+page-forget-selected = Forget selected
+page-confirm = Yes, forget them
+page-export = Export (JSON Lines)
+page-exported = Your export is downloading.
+page-speakers = Said by
+page-created = Made
+page-used = Last used
+page-until = Kept until
+page-indexed = In the recall index
+page-not-indexed = Not in the recall index
+page-sources = Sources
+page-note = Note
+page-extracted = From conversation
+page-status = Status
+page-jobs = Jobs
+page-back = Back
+page-preview = { $count ->
+    [one] This memory will be forgotten:
+   *[other] These { $count } memories will be forgotten:
+}
+page-preview-hidden = { $count ->
+    [one] …and 1 more memory you cannot see.
+   *[other] …and { $count } more memories you cannot see.
+}
+page-problems = { $count ->
+    [0] No jobs need an operator.
+    [one] 1 job needs an operator.
+   *[other] { $count } jobs need an operator.
+}
+page-error-auth = This page could not confirm who you are. Close it and open it again from the bot.
+page-error-expired = This page has been open too long. Close it and open it again from the bot.
+page-error-link = This link is not valid for you. Open the memory again with /memory.
+page-error-link-expired = This link has expired. Open the memory again with /memory.
+page-error-request = That request was not understood.
+page-error-busy = Memory can't be reached right now. Please try again in a minute.
+page-error-no-telegram = Open this page from the bot in Telegram.

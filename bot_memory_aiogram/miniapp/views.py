@@ -1,0 +1,123 @@
+"""What the page is sent: records, links and strings as JSON (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from bot_memory.access import Membership
+from bot_memory.control import may_forget
+from bot_memory.scopes import Scope
+from bot_memory.state import MemoryRecord
+from bot_memory_aiogram.i18n import Texts
+
+# The strings the page shows, served in the user's language (the bot's own Fluent files, so
+# a host's overrides and added languages apply to the page too). Strings with numbers in them
+# are formatted by the API where the number is known.
+PAGE_STRINGS = (
+    "page-title",
+    "screen-title-chat",
+    "screen-title-topic",
+    "screen-empty",
+    "screen-is-off",
+    "screen-turn-on",
+    "screen-turn-off",
+    "screen-refresh",
+    "screen-cancel",
+    "page-search",
+    "page-search-button",
+    "page-clear",
+    "page-no-match",
+    "page-loading",
+    "page-more",
+    "page-select",
+    "page-forget-selected",
+    "page-confirm",
+    "page-export",
+    "page-exported",
+    "page-speakers",
+    "page-created",
+    "page-used",
+    "page-until",
+    "page-indexed",
+    "page-not-indexed",
+    "page-sources",
+    "page-note",
+    "page-extracted",
+    "page-status",
+    "page-jobs",
+    "page-back",
+    "page-error-no-telegram",
+    "page-error-busy",
+)
+
+
+def strings(texts: Texts, language: str) -> dict[str, str]:
+    return {key: texts(language, key) for key in PAGE_STRINGS}
+
+
+def message_link(scope: Scope, telegram_message_id: int | None) -> str | None:
+    """A t.me link to a message, where Telegram can link one: supergroups only (private chats
+    and basic groups have no message links)."""
+    if scope.is_private or telegram_message_id is None:
+        return None
+    chat = str(scope.chat_id)
+    if not chat.startswith("-100"):
+        return None
+    internal = chat[4:]
+    if scope.topic_id:
+        return f"https://t.me/c/{internal}/{scope.topic_id}/{telegram_message_id}"
+    return f"https://t.me/c/{internal}/{telegram_message_id}"
+
+
+def _when(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="seconds") if value else None
+
+
+def record_json(
+    record: MemoryRecord,
+    *,
+    scope: Scope,
+    actor_id: int,
+    who: Membership,
+    names: dict[int, str],
+    indexed: set[str],
+    telegram_ids: dict[int, int],
+    max_sources: int,
+) -> dict[str, Any]:
+    direct = [s for s in record.sources if not s.inherited]
+    return {
+        "id": record.id,
+        "title": record.title,
+        "summary": record.summary,
+        "origin": record.origin,
+        "speakers": [names.get(i, str(i)) for i in record.speaker_ids],
+        "created_at": _when(record.created_at),
+        "last_used_at": _when(record.last_used_at),
+        "until": _when(record.available_until),
+        "indexed": record.id in indexed,
+        "may_forget": may_forget(record, scope, actor_id, who),
+        "sources": [
+            {
+                "id": s.id,
+                "role": s.role,
+                "link": message_link(scope, telegram_ids.get(s.message_id)),
+            }
+            for s in direct[:max_sources]
+        ],
+        "more_sources": max(0, len(direct) - max_sources),
+    }
+
+
+def status_line(
+    texts: Texts, language: str, *, count: int, pending: bool, last_run: datetime | None
+) -> str:
+    """The /memory screen's status line, word for word."""
+    return texts(
+        language,
+        "screen-status",
+        count=count,
+        pending="yes" if pending else "no",
+        ran="yes" if last_run else "no",
+        when=last_run.date().isoformat() if last_run else "",
+    )
