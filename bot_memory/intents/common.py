@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Action = Literal["remember", "forget", "enable", "disable"]
-Language = Literal["en", "zh"]
+Language = Literal["en", "zh", "ru", "uk"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ def _build_table() -> dict[int, str]:
     table: dict[int, str] = {cp: chr(cp - 0xFEE0) for cp in range(0xFF01, 0xFF5F)}  # full-width
     for ch in _ODD_SPACES:
         table[ord(ch)] = " "
-    for ch in "\u2018\u2019\u201a\u201b\u2032\u00b4`":
+    for ch in "\u2018\u2019\u201a\u201b\u2032\u00b4\u02bc`":
         table[ord(ch)] = "'"
     for ch in "\u201c\u201d\u201e\u201f\u2033\u300c\u300d\u300e\u300f\u00ab\u00bb":
         table[ord(ch)] = '"'
@@ -67,6 +67,8 @@ def norm(s: str) -> str:
 
 
 _I = re.I
+# A run of emoji (and their joiners and variation selectors) a message may open with.
+EMOJI = r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+"
 # End of an English word.  Apostrophes and hyphens belong to the word, so
 # "forget-me-nots" and "the remember-me checkbox" are no triggers.
 WB = r"(?![\w'\-])"
@@ -78,6 +80,8 @@ WB = r"(?![\w'\-])"
 # Softening tags that turn "..., ok?" into a request rather than a question.
 _TAG_REQUEST = re.compile(
     r"(?:[,.]\s*(?:ok|okay|alright|please|will\s+you|won't\s+you|would\s+you)"
+    r"|[,.]\s*(?:хорошо|ладно|ок|окей|договорились|ага|лады|пожалуйста|добре|гаразд|домовились"
+    r"|будь[\s\-]+ласка)"
     r"|好吗|好不好|行吗|行不行|可以吗|好嘛)[\s?!.~]*\Z",
     _I,
 )
@@ -87,7 +91,11 @@ TRAILING = " \t\r\n\u00a0\u3000.,;:!?。，；：！？…~～、"
 LEADING = " \t\r\n\u00a0\u3000:：,，、—–"
 _TAIL_JUNK = re.compile(
     r"(?:[,.!;]\s*(?:please|pls|plz|thanks|thank\s+you|thx|ok|okay|alright|will\s+you"
-    r"|won't\s+you|would\s+you)|\s+please|,?\s*(?:谢谢|谢了|多谢|好吗|好不好|行吗|行不行"
+    r"|won't\s+you|would\s+you)|\s+please"
+    r"|[,.!;]\s*(?:пожалуйста|пж|плиз|плз|спасибо|спс|благодарю|ок|окей|хорошо|ладно|ага|лады"
+    r"|договорились|будь[\s\-]+ласка|дякую|гаразд|добре|домовились|заранее\s+спасибо"
+    r"|наперед\s+дякую)|\s+(?:пожалуйста|плиз|пж|будь[\s\-]+ласка)"
+    r"|,?\s*(?:谢谢|谢了|多谢|好吗|好不好|行吗|行不行"
     r"|可以吗|拜托了|拜托|好嘛))[\s.!?~]*\Z",
     _I,
 )
@@ -126,6 +134,10 @@ _JUNK_SUBJECTS = frozenset(
         "|for me|too|also|as well|then|now|for later|forever|ok|okay|please|again|down"
         "|它|他|她|它们|他们|她们|这|那|这个|那个|这些|那些|这一点|这点|这事|那事|这件事|那件事"
         "|这条|那条|这段|那段|以下|下面|我|你|一切|所有|全部|过去|过去的事|吧|了"
+        "|это|то|всё|все|это всё|всё это|это все|все это|эту|этот|этого|меня|тебя|его|её|ее|их"
+        "|нас|вас|себе|себя|навсегда|пожалуйста|ок|окей|хорошо|ладно|что|вот|вот это|тоже"
+        "|сейчас|мой|моё|мое|мои|це|те|усе|все це|це все|цю|цей|цього|мене|тебе|його|її|їх|собі"
+        "|назавжди|будь ласка|добре|гаразд|що|ось|ось це|теж|зараз|мій|моє|мої"
     ).split("|")
 )
 

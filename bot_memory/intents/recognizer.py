@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from bot_memory.intents.chinese import ZH_RULES, ZH_TRIGGER_START
 from bot_memory.intents.common import (
     CJK,
+    EMOJI,
     HEAD,
     WB,
     WHOLE_MAX,
@@ -21,6 +22,7 @@ from bot_memory.intents.common import (
     norm,
 )
 from bot_memory.intents.english import EN_RULES, EN_SWITCH_TAIL, EN_TRIGGER_START
+from bot_memory.intents.slavic import language_of, recognize_at
 
 _I = re.I
 _WB = WB
@@ -30,6 +32,19 @@ _WB = WB
 # faster than one case-insensitive alternation regex.
 _KEYWORDS = ("rememb", "forget", "memor", "note", "mind", "delet", "eras", "remov", "wipe")
 _KEYWORDS_RAW = ("/", "记", "記", "忘")
+# Russian and Ukrainian stems, tolerant of the Latin look-alikes typed inside Cyrillic words
+# (run only on a head that is not plain ASCII). Every trigger in ``slavic`` holds one.
+_KEYWORDS_CYRILLIC = re.compile(
+    r"з[аa]п[оo]м|п[оo]мни|з[аa]пиш|з[аa]н[оo]т|уч[тt]|в\s*виду|з[аa]м[еe]тк|з[аa]мітк|ув[аa]з"
+    r"|ув[аa]г|св[еe]д|вним[аa]н|р[аa][сc]ч[еeё]т|вр[аa]х|з[аa]б[уy]д|з[аa]б[ыуy][втл]|п[аa]м.?[яю]т|зна[еє]ш"
+    r"|[сc][оo]хр[аa]н|зб[еe]р[еe]ж|сп[оo]мин|сп[оo]г[аa]д",
+    re.I,
+)
+
+
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+# A word with a Cyrillic letter in it (Latin look-alikes may come first: "Oтключи").
+_CYRILLIC_WORD = re.compile(r"[^\W\d_]*?[\u0400-\u04ff]")
 
 
 def _has_keyword(raw_head: str) -> bool:
@@ -40,7 +55,7 @@ def _has_keyword(raw_head: str) -> bool:
     for keyword in _KEYWORDS:
         if keyword in low:
             return True
-    return False
+    return not raw_head.isascii() and _KEYWORDS_CYRILLIC.search(raw_head) is not None
 
 
 # ---------------------------------------------------------------------------
@@ -70,6 +85,7 @@ class _Prefix:
 # anything else.
 _PREFIX_TABLE: tuple[_Prefix, ...] = (
     _Prefix(r"@[A-Za-z0-9_]{3,64}(?![A-Za-z0-9_])[\s,:]*"),
+    _Prefix(EMOJI + r"[\s,!:]*"),  # "🙏 remember that ...", "👋 запомни ..."
     # "hey bot, ...", "good morning! ..."; "hey Anna, ..." stops at the name.
     _Prefix(
         r"(?:hey|hi|hiya|hello|yo|dear|good\s+(?:morning|afternoon|evening))"
@@ -131,7 +147,13 @@ def _command(text: str, head: str, m: re.Match[str]) -> MemoryRequest | None:
     if not subject:  # "/forget" alone: nothing to act on
         return None
     # The command itself has no language; reply in the language of its argument.
-    language: Language = "zh" if CJK.search(subject[:200]) else "en"
+    language: Language = (
+        "zh"
+        if CJK.search(subject[:200])
+        else language_of(subject)
+        if _CYRILLIC.search(subject[:200])
+        else "en"
+    )
     return MemoryRequest("remember" if name == "remember" else "forget", language, subject)
 
 
@@ -171,6 +193,8 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
         return None
     if m := _COMMAND.match(head, pos):  # "@my_bot /remember ..."
         return _command(text, head, m)
+    if not raw_head.isascii() and _CYRILLIC_WORD.match(head, pos):
+        return recognize_at(text, head, pos, polite=polite, modal=modal)
     english = head[pos].isascii()
     if not (EN_TRIGGER_START if english else ZH_TRIGGER_START).match(head, pos):
         return None
