@@ -433,7 +433,54 @@ WIDER_NONE: list[str] = [
     "he said hey bot, remember that I'm vegan",
 ]
 
-REQUESTS: list[Row] = REMEMBER + DOUBLE_NEGATIVE + MENTION + COMMANDS + FORGET + SWITCH + WIDER
+# Issue 18: natural forms the recognizer was silent on, and what they must not swallow.
+GROWN: list[Row] = [
+    ("make a mental note that I'm allergic to kiwi", "remember", "en", "I'm allergic to kiwi"),
+    ("make a mental note: the garage code is 7788", "remember", "en", "the garage code is 7788"),
+    ("write down that my badge number is 5521", "remember", "en", "my badge number is 5521"),
+    ("write this down: my gate code is 4412", "remember", "en", "my gate code is 4412"),
+    ("jot down: my locker is 221", "remember", "en", "my locker is 221"),
+    ("jot this down: I parked on level 3", "remember", "en", "I parked on level 3"),
+    ("note that down: my PIN hint is the dog", "remember", "en", "my PIN hint is the dog"),
+    ("just remember that I'm vegan", "remember", "en", "I'm vegan"),
+    ("actually, remember that I'm left-handed", "remember", "en", "I'm left-handed"),
+    ("remember for the future that I'm diabetic", "remember", "en", "I'm diabetic"),
+    ("remember for next time: I prefer aisle seats", "remember", "en", "I prefer aisle seats"),
+    ("please remember for me that my flight is on Tuesday", "remember", "en", ANY),
+    ("keep in mind for the future that I'm left-handed", "remember", "en", "I'm left-handed"),
+    ("hey there, remember that I moved to Porto", "remember", "en", "I moved to Porto"),
+    ("hey bot — remember that I'm vegan", "remember", "en", "I'm vegan"),
+    ("👋 remember that my cat is Mochi", "remember", "en", "my cat is Mochi"),
+    ("never forget that I'm allergic to penicillin", "remember", "en", ANY),
+    ("don't ever forget that I hate cilantro", "remember", "en", "I hate cilantro"),
+    ("stop saving memories", "disable", "en", ""),
+    ("stop storing memories about me", "disable", "en", ""),
+]
+
+GROWN_NONE: list[str] = [
+    "write down the answer",
+    "write down your thoughts",
+    "just remember to breathe",
+    "just forget it",
+    "never forget",
+    "never forget where you came from",
+    "never forget to lock the door",
+    "jot down some ideas",
+    "write it down",
+    "note it down",
+    "stop saving",
+    "stop saving the file",
+    "stop making memories with her",
+    "remember for me",
+    "remember forever",
+    "hey there, how are you?",
+    "actually I can't remember my password",
+    "I wrote down that my badge number is 5521",
+]
+
+REQUESTS: list[Row] = (
+    REMEMBER + DOUBLE_NEGATIVE + MENTION + COMMANDS + FORGET + SWITCH + WIDER + GROWN
+)
 CONVERSATION: list[str] = (
     QUESTIONS
     + OWN_MEMORY
@@ -443,4 +490,5 @@ CONVERSATION: list[str] = (
     + MENTIONS_ONLY
     + REPORTED_SPEECH
     + WIDER_NONE
+    + GROWN_NONE
 )

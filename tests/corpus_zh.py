@@ -278,7 +278,62 @@ WIDER_NONE: list[str] = [
     "妈妈说记得带伞",
 ]
 
-REQUESTS: list[Row] = COMMANDS + REMEMBER + DOUBLE_NEGATIVE + TRADITIONAL + FORGET + SWITCH + WIDER
+# Issue 18: natural forms the recognizer was silent on, and what they must not swallow.
+GROWN: list[Row] = [
+    ("帮我记着：我对花生过敏", "remember", "zh", "我对花生过敏"),
+    ("记着，我不吃辣", "remember", "zh", "我不吃辣"),
+    ("記著：我不吃辣椒", "remember", "zh", "我不吃辣椒"),
+    ("请牢记我对青霉素过敏", "remember", "zh", "我对青霉素过敏"),
+    ("牢记：我的血型是A型", "remember", "zh", "我的血型是A型"),
+    ("把这个记下来：我的车牌是京A12345", "remember", "zh", "我的车牌是京A12345"),
+    ("把这个记住：我住在三楼", "remember", "zh", "我住在三楼"),
+    ("把我的新地址记下来", "remember", "zh", "我的新地址"),
+    ("记一笔：我借给小王500块", "remember", "zh", "我借给小王500块"),
+    ("记录：我的血型是O型", "remember", "zh", "我的血型是O型"),
+    ("保存到记忆：我的血型是A型", "remember", "zh", "我的血型是A型"),
+    ("存到记忆里：我的会员号是1234", "remember", "zh", "我的会员号是1234"),
+    ("添加到记忆：我每周三健身", "remember", "zh", "我每周三健身"),
+    ("忘记掉我的旧地址", "forget", "zh", "我的旧地址"),
+    ("把关于我前任的记忆删掉", "forget", "zh", "我前任"),
+    ("暂时关闭记忆", "disable", "zh", ""),
+    ("先关闭记忆", "disable", "zh", ""),
+    ("先把记忆关了", "disable", "zh", ""),
+    ("帮我把记忆关一下", "disable", "zh", ""),
+    ("把记忆功能暂时关掉", "disable", "zh", ""),
+    ("记忆关掉吧", "disable", "zh", ""),
+    ("记忆先关掉", "disable", "zh", ""),
+    ("记忆打开吧", "enable", "zh", ""),
+]
+
+GROWN_NONE: list[str] = [
+    "你给我记着",
+    "记着点",
+    "记着带伞",
+    "牢记历史",
+    "牢记这个教训",
+    "把单词记住",
+    "把我说的话记住",
+    "把这个记住",
+    "把这个记下来",
+    "把我的钥匙记下来吗",
+    "记忆关了",
+    "记忆关了吗",
+    "记忆关掉了",
+    "先关灯",
+    "保存文件",
+    "存到相册里",
+    "把关于他的记忆删掉",
+    "记一笔账",
+    "记录一下",
+    "你记着我说过的话",
+    "暂时关闭通知",
+    "记忆打开了吗",
+    "他把记忆关掉了",
+]
+
+REQUESTS: list[Row] = (
+    COMMANDS + REMEMBER + DOUBLE_NEGATIVE + TRADITIONAL + FORGET + SWITCH + WIDER + GROWN
+)
 CONVERSATION: list[str] = (
     QUESTIONS
     + OWN_MEMORY
@@ -288,4 +343,5 @@ CONVERSATION: list[str] = (
     + MENTIONS_ONLY
     + REPORTED_SPEECH
     + WIDER_NONE
+    + GROWN_NONE
 )

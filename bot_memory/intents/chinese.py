@@ -20,17 +20,28 @@ from bot_memory.intents.common import (
     whole_rest,
 )
 
-_ZH_REMEMBER = re.compile(r"(?:帮我|替我|给我)?(?:记下来|记录一下|记录下来|记一下|记下|记住|记好)")
+_ZH_REMEMBER = re.compile(
+    r"(?:帮我|替我|给我)?(?:记下来|记录一下|记录下来|记一下|记一笔(?=[\s:,\-])|记下|记住|记好|记录(?=\s*:))"
+)
+# "保存到记忆：…": into memory, and only with a separator.
+_ZH_SAVE_TO_MEMORY = re.compile(
+    r"(?:帮我)?(?:保存|存|添加|加|放|存进|写)(?:到|进|入)(?:你的)?(?:长期)?记忆(?:里|中|里面)?[\s:,\-]+"
+)
+# "把这个记下来：…", "把我的新地址记住".
+_ZH_BA_REMEMBER = re.compile(
+    r"把(?P<x>.+?)(?:给我)?(?:记下来|记下|记住|记一下|记好)(?:吧)?(?P<sep>[\s:,\-]+)?"
+)
+_ZH_THIS = re.compile(r"(?:这个|这些|这一点|这点|这件事|以下|下面)\Z")
 # "记得…" is a request only with a fact about the user ("记得我不吃辣"), never a
 # to-do for the listener ("记得带伞"), "记得住" (can remember) or a question.
-_ZH_KEEP = re.compile(r"记得(?![住清起牢])")
+_ZH_KEEP = re.compile(r"(?:记得|记着|牢记)(?![住清起牢])")
 # Reminiscing: "记得我们那次去三亚", "记得我小时候…".
 _ZH_REMINISCE = re.compile(r"那次|那天|那晚|那年|那时|那会|当年|当时|小时候|的时候|第一次")
 # Admonitions with nothing to keep: "记得我说过的话".
 _ZH_KEEP_EMPTY = re.compile(r"我们?(?:刚才|之前|以前)?(?:跟你|和你|对你)?(?:说|讲|告诉你)过?的话?")
 _ZH_TRAILING_PARTICLES = "哦噢啊喔呀哈嘛啦喽咯哟"
 _ZH_DONT_FORGET = re.compile(r"(?:千万|可)?(?:别|不要)(?:忘了|忘记|忘掉)")
-_ZH_FORGET = re.compile(r"忘记|忘掉|忘了")
+_ZH_FORGET = re.compile(r"忘记掉|忘记|忘掉|忘了")
 _ZH_SEP = re.compile(r"[\s:,\-]+")
 _ZH_THIS_SEP = re.compile(r"(?:这个|这些|这一点|这点|这件事|以下|下面)[\s:,\-]+")
 # "记住了" (got it), "记住吗", "记住要/不要…" (to-do), "记住你…" (threat).
@@ -62,18 +73,27 @@ _MEM_ZH = (
 # "在这个话题里关闭记忆", "本群关闭记忆": the place may also come first.
 _WHERE_ZH = rf"(?:在?{_PLACE_ZH}(?:里|中|内)?[\s,]*)?"
 
+# "先关闭记忆", "暂时把记忆关掉": for now.
+_FOR_NOW_ZH = r"(?:先|暂时|先暂时|暂且)?"
 _ZH_DISABLE = re.compile(
-    rf"{_WHERE_ZH}(?:(?:关闭|关掉|关上|停用|禁用|暂停|停止)(?:一下)?{_MEM_ZH}"
-    rf"|把{_MEM_ZH}(?:给)?(?:关闭|关掉|关上|关了|停用|禁用|暂停)(?:一下)?)(?:吧|啦)?"
+    rf"{_WHERE_ZH}{_FOR_NOW_ZH}(?:(?:关闭|关掉|关上|停用|禁用|暂停|停止)(?:一下)?{_MEM_ZH}"
+    rf"|把{_MEM_ZH}(?:给)?{_FOR_NOW_ZH}(?:关闭|关掉|关上|关了|关一下|停用|禁用|暂停)(?:一下)?"
+    # "记忆先关掉", "记忆关掉吧": the memory first, only with 先/暂时 or 吧.
+    rf"|{_MEM_ZH}(?:先|暂时)(?:关闭|关掉|关上|关一下)|{_MEM_ZH}(?:关闭|关掉|关上)(?=吧))(?:吧|啦)?"
 )
 _ZH_ENABLE = re.compile(
     rf"{_WHERE_ZH}(?:(?:开启|打开|启用|恢复|重新开启|重新打开|重新启用|再次开启|再次打开)(?:一下)?{_MEM_ZH}"
-    rf"|把{_MEM_ZH}(?:给)?(?:打开|开启|启用|恢复|重新打开|重新开启)(?:一下)?)(?:吧|啦)?"
+    rf"|把{_MEM_ZH}(?:给)?(?:打开|开启|启用|恢复|重新打开|重新开启|开一下)(?:一下)?"
+    rf"|{_MEM_ZH}(?:打开|开启)(?=吧))(?:吧|啦)?"
 )
 
 _ZH_DELETE_VERB = r"(?:删除|删掉|删了|清除|清掉|抹去|抹掉|移除|去掉)"
 _ZH_DELETE_MEMORY_OF = re.compile(
     _ZH_DELETE_VERB + r"(?:一下)?(?P<x>.+?)的?(?:相关的?)?(?:所有|全部|一切)?的?记忆(?:吧)?"
+)
+# "把关于我前任的记忆删掉"
+_ZH_BA_DELETE_MEMORY_OF = re.compile(
+    r"把(?P<x>.+?)的?(?:相关的?)?(?:所有|全部|一切)?的?记忆(?:给)?" + _ZH_DELETE_VERB + r"(?:吧)?"
 )
 _ZH_DELETE_FROM_MEMORY = re.compile(
     r"(?:从(?:你的)?记忆(?:中|里|里面|当中)?" + _ZH_DELETE_VERB + r"(?:掉)?(?P<x>.+)"
@@ -103,7 +123,20 @@ def _chinese_prefix_rules(c: Ctx) -> Outcome:
         )
     ):
         return None  # "你能记住我的名字吗": capability question, not a request
-    if m := _ZH_KEEP.match(head, pos):  # 记得
+    if m := _ZH_SAVE_TO_MEMORY.match(head, pos):  # "保存到记忆：…"
+        return as_request("remember", "zh", c.subject_from(m.end()))
+    if m := _ZH_BA_REMEMBER.match(head, pos):  # "把这个记下来：…", "把我的新地址记住"
+        x = head[m.start("x") : m.end("x")]
+        if _ZH_THIS.fullmatch(x) and m.group("sep"):
+            return _zh_fact(c.subject_from(m.end()))
+        if (
+            _ZH_SELF_LEAD.match(x)
+            and not _ZH_KEEP_EMPTY.fullmatch(x)
+            and not c.subject_from(m.end())
+        ):
+            return _zh_fact(c.text[m.start("x") : m.end("x")])
+        return None
+    if m := _ZH_KEEP.match(head, pos):  # 记得, 记着, 牢记
         if c.you and not c.polite:
             return None  # "你记得我说过…": about the bot, not to it
         i = m.end()
@@ -193,7 +226,7 @@ def _chinese_whole_rules(c: Ctx) -> Outcome:
         group = "x" if m.group("x") is not None else "y"
         subject, _ = _strip_zh_mem_owner(rest[m.start(group) : m.end(group)])
         return as_request("forget", "zh", subject)
-    if m := _ZH_DELETE_MEMORY_OF.fullmatch(n):
+    if m := _ZH_DELETE_MEMORY_OF.fullmatch(n) or _ZH_BA_DELETE_MEMORY_OF.fullmatch(n):
         subject, about = _strip_zh_mem_owner(rest[m.start("x") : m.end("x")])
         if not about and norm(subject) in ("我", "我们", "咱们"):
             return None  # "删除我的记忆": bulk wipe with no object
@@ -214,4 +247,6 @@ def _chinese_whole_rules(c: Ctx) -> Outcome:
 
 
 ZH_RULES: tuple[Callable[[Ctx], Outcome], ...] = (_chinese_prefix_rules, _chinese_whole_rules)
-ZH_TRIGGER_START = re.compile(r"[记帮替给别不千可忘把删清抹移去从关停禁暂开打启恢重再在这本该此当]")
+ZH_TRIGGER_START = re.compile(
+    r"[记帮替给别不千可忘把删清抹移去从关停禁暂开打启恢重再在这本该此当先保存添加放写牢]"
+)

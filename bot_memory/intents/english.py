@@ -126,11 +126,17 @@ _EN_REMEMBER_TRIGGERS: tuple[tuple[re.Pattern[str], _EnContent], ...] = (
     (re.compile(rf"(?:remember|memori[sz]e){WB}", _I), _R),
     # Double negative.  "don't forget to X" is a to-do reminder, not a fact.
     (re.compile(rf"(?:do\s+not|don't|dont|do\s+n't)\s+forget{WB}", _I), _EnContent()),
+    (
+        re.compile(rf"(?:never|(?:do\s+not|don't|dont)\s+ever)\s+forget{WB}", _I),
+        _EnContent(),
+    ),
     (re.compile(rf"(?:keep|bear)\s+(?:(?:this|it)\s+)?in\s+mind{WB}", _I), _R),
-    (re.compile(rf"(?:make|take)\s+(?:a\s+)?note{WB}", _I), _EnContent(of=True)),
+    (re.compile(rf"(?:make|take)\s+(?:a\s+)?(?:mental\s+)?note{WB}", _I), _EnContent(of=True)),
+    # "note that down: X"; alone it is conversation.
+    (re.compile(rf"(?:note|write|jot)\s+(?:this|that|it)\s+down{WB}", _I), _EnContent(that=False)),
     # "note that X" only as the opening imperative; "Note: X" is too common.
     (re.compile(rf"note(?=\s+that{WB})", _I), _EnContent(sep=False)),
-    (re.compile(rf"note\s+down{WB}", _I), _R),
+    (re.compile(rf"(?:note|write|jot)\s+down{WB}", _I), _R),
     (
         re.compile(
             r"(?:save|store|add|put|keep)\s+(?:(?:this|that|it)\s+)?(?:to|in|into)\s+"
@@ -141,6 +147,12 @@ _EN_REMEMBER_TRIGGERS: tuple[tuple[re.Pattern[str], _EnContent], ...] = (
     ),
 )
 
+# Between a remember verb and what to keep.
+_EN_AFTER_VERB = re.compile(
+    r"(?:,?\s+(?:for\s+(?:the\s+)?future|for\s+next\s+time|for\s+later|going\s+forward"
+    rf"|from\s+now\s+on|for\s+me|forever|always){WB})*",
+    _I,
+)
 _EN_FORGET = re.compile(rf"forget{WB}", _I)
 # "stop remembering my address" forgets one thing; "stop remembering (things)"
 # alone is the memory switch (``_EN_DISABLE``).
@@ -177,6 +189,8 @@ _EN_DISABLE = re.compile(
     rf"(?:(?:turn|switch|shut)\s+off\s+{_MEM_EN}|(?:turn|switch|shut)\s+{_MEM_EN}\s+off"
     rf"|(?:disable|deactivate|pause|suspend)\s+{_MEM_EN}|memory\s+off"
     r"|stop\s+remembering(?:\s+(?:things|stuff|everything|anything))?(?:\s+about\s+me)?"
+    r"|stop\s+(?:saving|storing|keeping|making|creating)\s+(?:any\s+|new\s+)?memories"
+    r"(?:\s+(?:about\s+me|of\s+me|of\s+what\s+i\s+say))?"
     r"|stop\s+remembering\s+(?:what|whatever|everything|anything)\s+(?:i|we)\s+"
     r"(?:say|write|type|tell\s+you))" + _SUFFIX_EN,
     _I,
@@ -200,7 +214,9 @@ def _english_prefix_rules(c: Ctx) -> Outcome:
     modal_only = c.modal and not c.polite
     for pattern, content in _EN_REMEMBER_TRIGGERS:
         if m := pattern.match(head, pos):
-            start = _en_content(head, m.end(), content, modal_only=modal_only)
+            after = _EN_AFTER_VERB.match(head, m.end())  # "remember for the future that ..."
+            i = after.end() if after else m.end()
+            start = _en_content(head, i, content, modal_only=modal_only)
             if start is None:
                 return None
             subject = c.subject_from(start)
@@ -252,7 +268,8 @@ EN_RULES: tuple[Callable[[Ctx], Outcome], ...] = (_english_prefix_rules, _englis
 # A cheap gate so that "I can't remember ..." or a URL skips the rule chain;
 # keep it in sync when adding a trigger (the test corpus will catch a miss).
 EN_TRIGGER_START = re.compile(
-    r"(?:remember|memori[sz]e|do|dont|don't|keep|bear|make|take|note|save|store|add|put|forget"
+    r"(?:remember|memori[sz]e|do|dont|don't|never|write|jot|keep|bear|make|take|note|save|store"
+    r"|add|put|forget"
     r"|delete|remove|erase|clear|wipe|drop|turn|switch|shut|disable|deactivate|pause|suspend"
     r"|memory|stop|enable|re-enable|reenable|activate|re-activate|reactivate|resume|unpause"
     r"|start)" + WB,

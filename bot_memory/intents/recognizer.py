@@ -30,7 +30,19 @@ _WB = WB
 # Cheap pre-filter on the raw head: no keyword, no request.  Almost every
 # ordinary chat message leaves here.  Plain substring tests are several times
 # faster than one case-insensitive alternation regex.
-_KEYWORDS = ("rememb", "forget", "memor", "note", "mind", "delet", "eras", "remov", "wipe")
+_KEYWORDS = (
+    "rememb",
+    "forget",
+    "memor",
+    "note",
+    "mind",
+    "delet",
+    "eras",
+    "remov",
+    "wipe",
+    "down",
+    "jot",
+)
 _KEYWORDS_RAW = ("/", "记", "記", "忘")
 # Russian and Ukrainian stems, tolerant of the Latin look-alikes typed inside Cyrillic words
 # (run only on a head that is not plain ASCII). Every trigger in ``slavic`` holds one.
@@ -89,10 +101,10 @@ _PREFIX_TABLE: tuple[_Prefix, ...] = (
     # "hey bot, ...", "good morning! ..."; "hey Anna, ..." stops at the name.
     _Prefix(
         r"(?:hey|hi|hiya|hello|yo|dear|good\s+(?:morning|afternoon|evening))"
-        rf"(?:\s+(?:bot|robot|assistant))?{WB}[\s,!]*"
+        rf"(?:\s+(?:bot|robot|assistant|there))?{WB}[\s,!\-]*"
     ),
     _Prefix(r"(?:bot|robot|assistant)\s*[,:!][\s,]*"),
-    _Prefix(rf"(?:ok|okay|so|also|and|oh|btw|by\s+the\s+way){WB}[\s,]*"),
+    _Prefix(rf"(?:ok|okay|so|also|and|oh|btw|by\s+the\s+way|just|actually){WB}[\s,]*"),
     _Prefix(
         r"(?:from\s+(?:now|today)\s+on|going\s+forward|in\s+(?:the\s+)?future"
         rf"|for\s+future\s+reference){WB}[\s,]*"
