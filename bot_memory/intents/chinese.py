@@ -77,14 +77,18 @@ _WHERE_ZH = rf"(?:在?{_PLACE_ZH}(?:里|中|内)?[\s,]*)?"
 _FOR_NOW_ZH = r"(?:先|暂时|先暂时|暂且)?"
 _ZH_DISABLE = re.compile(
     rf"{_WHERE_ZH}{_FOR_NOW_ZH}(?:(?:关闭|关掉|关上|停用|禁用|暂停|停止)(?:一下)?{_MEM_ZH}"
-    rf"|把{_MEM_ZH}(?:给)?{_FOR_NOW_ZH}(?:关闭|关掉|关上|关了|关一下|停用|禁用|暂停)(?:一下)?"
-    # "记忆先关掉", "记忆关掉吧": the memory first, only with 先/暂时 or 吧.
-    rf"|{_MEM_ZH}(?:先|暂时)(?:关闭|关掉|关上|关一下)|{_MEM_ZH}(?:关闭|关掉|关上)(?=吧))(?:吧|啦)?"
+    rf"|把{_MEM_ZH}(?:给)?{_FOR_NOW_ZH}(?:关闭|关掉|关上|关了|关一下|停用|禁用|暂停)(?:一下)?)"
+    r"(?:吧|啦)?"
 )
 _ZH_ENABLE = re.compile(
     rf"{_WHERE_ZH}(?:(?:开启|打开|启用|恢复|重新开启|重新打开|重新启用|再次开启|再次打开)(?:一下)?{_MEM_ZH}"
-    rf"|把{_MEM_ZH}(?:给)?(?:打开|开启|启用|恢复|重新打开|重新开启|开一下)(?:一下)?"
-    rf"|{_MEM_ZH}(?:打开|开启)(?=吧))(?:吧|啦)?"
+    rf"|把{_MEM_ZH}(?:给)?(?:打开|开启|启用|恢复|重新打开|重新开启|开一下)(?:一下)?)(?:吧|啦)?"
+)
+# "记忆先关掉", "记忆关掉吧": the memory first, and only with 先/暂时 or 吧 ("记忆关了" tells).
+_ZH_MEMORY_FIRST = ("记忆", "你的记忆", "长期记忆")
+_ZH_MEMORY_FIRST_SWITCH = re.compile(
+    r"(?:你的)?(?:长期)?记忆(?:功能|模式)?(?:(?P<off>(?:先|暂时)(?:关闭|关掉|关上|关一下)(?:吧|啦)?"
+    r"|(?:关闭|关掉|关上)吧)|(?:先|再)(?:打开|开启)(?:吧|啦)?|(?:打开|开启)吧)"
 )
 
 _ZH_DELETE_VERB = r"(?:删除|删掉|删了|清除|清掉|抹去|抹掉|移除|去掉)"
@@ -123,9 +127,10 @@ def _chinese_prefix_rules(c: Ctx) -> Outcome:
         )
     ):
         return None  # "你能记住我的名字吗": capability question, not a request
-    if m := _ZH_SAVE_TO_MEMORY.match(head, pos):  # "保存到记忆：…"
+    first = head[pos]
+    if first in "帮保存添加放写" and (m := _ZH_SAVE_TO_MEMORY.match(head, pos)):  # "保存到记忆：…"
         return as_request("remember", "zh", c.subject_from(m.end()))
-    if m := _ZH_BA_REMEMBER.match(head, pos):  # "把这个记下来：…", "把我的新地址记住"
+    if first == "把" and (m := _ZH_BA_REMEMBER.match(head, pos)):  # "把这个记下来：…"
         x = head[m.start("x") : m.end("x")]
         if _ZH_THIS.fullmatch(x) and m.group("sep"):
             return _zh_fact(c.subject_from(m.end()))
@@ -222,11 +227,16 @@ def _chinese_whole_rules(c: Ctx) -> Outcome:
         return MemoryRequest("disable", "zh", "")
     if _ZH_ENABLE.fullmatch(n):
         return MemoryRequest("enable", "zh", "")
+    if n.startswith(_ZH_MEMORY_FIRST) and (m := _ZH_MEMORY_FIRST_SWITCH.fullmatch(n)):
+        return MemoryRequest("disable" if m.group("off") else "enable", "zh", "")
     if m := _ZH_DELETE_FROM_MEMORY.fullmatch(n):
         group = "x" if m.group("x") is not None else "y"
         subject, _ = _strip_zh_mem_owner(rest[m.start(group) : m.end(group)])
         return as_request("forget", "zh", subject)
-    if m := _ZH_DELETE_MEMORY_OF.fullmatch(n) or _ZH_BA_DELETE_MEMORY_OF.fullmatch(n):
+    m = _ZH_DELETE_MEMORY_OF.fullmatch(n)
+    if m is None and n[:1] == "把":
+        m = _ZH_BA_DELETE_MEMORY_OF.fullmatch(n)
+    if m is not None:
         subject, about = _strip_zh_mem_owner(rest[m.start("x") : m.end("x")])
         if not about and norm(subject) in ("我", "我们", "咱们"):
             return None  # "删除我的记忆": bulk wipe with no object

@@ -79,8 +79,8 @@ WB = r"(?![\w'\-])"
 
 # Softening tags that turn "..., ok?" into a request rather than a question.
 _TAG_REQUEST = re.compile(
-    r"(?:[,.]\s*(?:ok|okay|alright|please|will\s+you|won't\s+you|would\s+you)"
-    r"|[,.]\s*(?:хорошо|ладно|ок|окей|договорились|ага|лады|пожалуйста|добре|гаразд|домовились"
+    r"(?:[,.]\s*(?:ok|okay|alright|please|will\s+you|won't\s+you|would\s+you"
+    r"|хорошо|ладно|ок|окей|договорились|ага|лады|пожалуйста|добре|гаразд|домовились"
     r"|будь[\s\-]+ласка)"
     r"|好吗|好不好|行吗|行不行|可以吗|好嘛)[\s?!.~]*\Z",
     _I,
@@ -92,11 +92,15 @@ LEADING = " \t\r\n\u00a0\u3000:：,，、—–"
 _TAIL_JUNK = re.compile(
     r"(?:[,.!;]\s*(?:please|pls|plz|thanks|thank\s+you|thx|ok|okay|alright|will\s+you"
     r"|won't\s+you|would\s+you)|\s+please"
-    r"|[,.!;]\s*(?:пожалуйста|пж|плиз|плз|спасибо|спс|благодарю|ок|окей|хорошо|ладно|ага|лады"
-    r"|договорились|будь[\s\-]+ласка|дякую|гаразд|добре|домовились|заранее\s+спасибо"
-    r"|наперед\s+дякую)|\s+(?:пожалуйста|плиз|пж|будь[\s\-]+ласка)"
     r"|,?\s*(?:谢谢|谢了|多谢|好吗|好不好|行吗|行不行"
     r"|可以吗|拜托了|拜托|好嘛))[\s.!?~]*\Z",
+    _I,
+)
+# The same in Russian and Ukrainian, tried only on a tail that is not plain ASCII.
+_TAIL_JUNK_CYRILLIC = re.compile(
+    r"(?:[,.!;]\s*(?:пожалуйста|пж|плиз|плз|спасибо|спс|благодарю|ок|окей|хорошо|ладно|ага|лады"
+    r"|договорились|будь[\s\-]+ласка|дякую|гаразд|добре|домовились|заранее\s+спасибо"
+    r"|наперед\s+дякую)|\s+(?:пожалуйста|плиз|пж|будь[\s\-]+ласка))[\s.!?~]*\Z",
     _I,
 )
 # After a polite/modal prefix ("你可以帮我记住…吗") the final 吗 is not content.
@@ -105,9 +109,9 @@ _TAIL_ZH_Q = re.compile(r"(?:吗|嘛|呢)[\s.!?~]*\Z")
 
 def is_question(text: str) -> bool:
     tail = norm(text.rstrip()[-40:])
-    if not tail or _TAG_REQUEST.search(tail):
+    if not tail or not (tail.endswith("?") or _ZH_QUESTION_END.search(tail)):
         return False
-    return tail.endswith("?") or _ZH_QUESTION_END.search(tail) is not None
+    return _TAG_REQUEST.search(tail) is None
 
 
 def clean(s: str, *, drop_zh_q: bool = False) -> str:
@@ -117,6 +121,8 @@ def clean(s: str, *, drop_zh_q: bool = False) -> str:
         s = s.rstrip(TRAILING)
         tail = norm(s[-32:])
         m = _TAIL_JUNK.search(tail)
+        if m is None and "\u0400" <= tail[-1:] <= "\u04ff":  # ends in a Cyrillic word
+            m = _TAIL_JUNK_CYRILLIC.search(tail)
         if m is None and drop_zh_q:
             m = _TAIL_ZH_Q.search(tail)
         if m is None:

@@ -40,10 +40,10 @@ _KEYWORDS = (
     "eras",
     "remov",
     "wipe",
-    "down",
-    "jot",
+    "down",  # "write down", "jot this down"
 )
 _KEYWORDS_RAW = ("/", "记", "記", "忘")
+_RAW_GATE = re.compile(r"[/记記忘\u0400-\u04ff]")
 # Russian and Ukrainian stems, tolerant of the Latin look-alikes typed inside Cyrillic words
 # (run only on a head that is not plain ASCII). Every trigger in ``slavic`` holds one.
 _KEYWORDS_CYRILLIC = re.compile(
@@ -59,15 +59,25 @@ _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _CYRILLIC_WORD = re.compile(r"[^\W\d_]*?[\u0400-\u04ff]")
 
 
-def _has_keyword(raw_head: str) -> bool:
-    for keyword in _KEYWORDS_RAW:
-        if keyword in raw_head:
-            return True
+def _has_keyword(raw_head: str) -> tuple[bool, bool]:
+    """Whether the head holds a keyword, and whether it holds Cyrillic."""
+    cyrillic = False
+    if raw_head.isascii():
+        if "/" in raw_head:
+            return True, False
+    elif m := _RAW_GATE.search(raw_head):  # one scan: a raw keyword, or Cyrillic
+        if m.group() in _KEYWORDS_RAW:  # a command or Chinese first: no Cyrillic request
+            return True, False
+        cyrillic = True
+        for keyword in _KEYWORDS_RAW:
+            if keyword in raw_head:
+                return True, True
     low = raw_head.lower()
     for keyword in _KEYWORDS:
         if keyword in low:
-            return True
-    return not raw_head.isascii() and _KEYWORDS_CYRILLIC.search(raw_head) is not None
+            return True, cyrillic
+    # Only a head with Cyrillic in it pays for the look-alike-tolerant search.
+    return cyrillic and _KEYWORDS_CYRILLIC.search(raw_head) is not None, cyrillic
 
 
 # ---------------------------------------------------------------------------
@@ -192,7 +202,8 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
     if quoted or forwarded or not text:
         return None
     raw_head = text[:HEAD]
-    if not _has_keyword(raw_head):
+    keyword, cyrillic = _has_keyword(raw_head)
+    if not keyword:
         return None
     head = norm(raw_head)
     pos = len(head) - len(head.lstrip())
@@ -205,7 +216,7 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
         return None
     if m := _COMMAND.match(head, pos):  # "@my_bot /remember ..."
         return _command(text, head, m)
-    if not raw_head.isascii() and _CYRILLIC_WORD.match(head, pos):
+    if cyrillic and _CYRILLIC_WORD.match(head, pos):
         return recognize_at(text, head, pos, polite=polite, modal=modal)
     english = head[pos].isascii()
     if not (EN_TRIGGER_START if english else ZH_TRIGGER_START).match(head, pos):
