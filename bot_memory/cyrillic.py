@@ -48,6 +48,7 @@ _FOLD_TABLE = str.maketrans(
     {"ё": "е", "Ё": "Е", "\u2019": "'", "\u02bc": "'", "\u2018": "'", "`": "'", "\u00b4": "'"}
 )
 
+_FOLD_CHARS = "ёЁ\u2019\u02bc\u2018`\u00b4"
 CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _LATIN = re.compile(r"[A-Za-zïÏ]")
 _LETTERS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")  # a word, Ukrainian apostrophes inside
@@ -61,7 +62,10 @@ def _fix_word(m: re.Match[str]) -> str:
 def unmix(text: str) -> str:
     """One-to-one: ё as е, one apostrophe, and Latin look-alikes inside Cyrillic words as the
     Cyrillic letters they stand for ("зaпoмни" with Latin a and o is "запомни")."""
-    text = text.translate(_FOLD_TABLE)
+    for ch in _FOLD_CHARS:  # translate() is slow per character: only when needed
+        if ch in text:
+            text = text.translate(_FOLD_TABLE)
+            break
     if _LATIN.search(text) is None or CYRILLIC.search(text) is None:
         return text
     return _LETTERS.sub(_fix_word, text)

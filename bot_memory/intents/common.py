@@ -60,10 +60,13 @@ def _build_table() -> dict[int, str]:
 
 
 _TABLE = _build_table()
+# translate() looks every character up; most Cyrillic (and much English) text has nothing to map,
+# and one scan for a mapped character is several times cheaper than the lookups.
+_MAPPED = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TABLE)) + "]")
 
 
 def norm(s: str) -> str:
-    return s.translate(_TABLE)
+    return s.translate(_TABLE) if _MAPPED.search(s) else s
 
 
 _I = re.I
@@ -85,7 +88,6 @@ _TAG_REQUEST = re.compile(
     r"|好吗|好不好|行吗|行不行|可以吗|好嘛)[\s?!.~]*\Z",
     _I,
 )
-_ZH_QUESTION_END = re.compile(r"(?:吗|呢)[\s.!~]*\Z")
 
 TRAILING = " \t\r\n\u00a0\u3000.,;:!?。，；：！？…~～、"
 LEADING = " \t\r\n\u00a0\u3000:：,，、—–"
@@ -96,12 +98,12 @@ _TAIL_JUNK = re.compile(
     r"|可以吗|拜托了|拜托|好嘛))[\s.!?~]*\Z",
     _I,
 )
-# The same in Russian and Ukrainian, tried only on a tail that is not plain ASCII.
+# The same in Russian and Ukrainian, tried (on the lower-cased tail) instead of the above when
+# the tail ends in a Cyrillic word.
 _TAIL_JUNK_CYRILLIC = re.compile(
     r"(?:[,.!;]\s*(?:пожалуйста|пж|плиз|плз|спасибо|спс|благодарю|ок|окей|хорошо|ладно|ага|лады"
     r"|договорились|будь[\s\-]+ласка|дякую|гаразд|добре|домовились|заранее\s+спасибо"
-    r"|наперед\s+дякую)|\s+(?:пожалуйста|плиз|пж|будь[\s\-]+ласка))[\s.!?~]*\Z",
-    _I,
+    r"|наперед\s+дякую)|\s+(?:пожалуйста|плиз|пж|будь[\s\-]+ласка))[\s.!?~]*\Z"
 )
 # After a polite/modal prefix ("你可以帮我记住…吗") the final 吗 is not content.
 _TAIL_ZH_Q = re.compile(r"(?:吗|嘛|呢)[\s.!?~]*\Z")
@@ -109,7 +111,7 @@ _TAIL_ZH_Q = re.compile(r"(?:吗|嘛|呢)[\s.!?~]*\Z")
 
 def is_question(text: str) -> bool:
     tail = norm(text.rstrip()[-40:])
-    if not tail or not (tail.endswith("?") or _ZH_QUESTION_END.search(tail)):
+    if not tail.endswith("?") and not tail.rstrip(" .!~").endswith(("吗", "呢")):
         return False
     return _TAG_REQUEST.search(tail) is None
 
@@ -120,9 +122,11 @@ def clean(s: str, *, drop_zh_q: bool = False) -> str:
     for _ in range(4):
         s = s.rstrip(TRAILING)
         tail = norm(s[-32:])
-        m = _TAIL_JUNK.search(tail)
-        if m is None and "\u0400" <= tail[-1:] <= "\u04ff":  # ends in a Cyrillic word
-            m = _TAIL_JUNK_CYRILLIC.search(tail)
+        if "\u0400" <= tail[-1:] <= "\u04ff":  # ends in a Cyrillic word
+            low = tail.lower()
+            m = _TAIL_JUNK_CYRILLIC.search(low) if len(low) == len(tail) else None
+        else:
+            m = _TAIL_JUNK.search(tail)
         if m is None and drop_zh_q:
             m = _TAIL_ZH_Q.search(tail)
         if m is None:

@@ -45,12 +45,12 @@ _KEYWORDS = (
 _KEYWORDS_RAW = ("/", "记", "記", "忘")
 _RAW_GATE = re.compile(r"[/记記忘\u0400-\u04ff]")
 # Russian and Ukrainian stems, tolerant of the Latin look-alikes typed inside Cyrillic words
-# (run only on a head that is not plain ASCII). Every trigger in ``slavic`` holds one.
-_KEYWORDS_CYRILLIC = re.compile(
-    r"з[аa]п[оo]м|п[оo]мни|з[аa]пиш|з[аa]н[оo]т|уч[тt]|в\s*виду|з[аa]м[еe]тк|з[аa]мітк|ув[аa]з"
-    r"|ув[аa]г|св[еe]д|вним[аa]н|р[аa][сc]ч[еeё]т|вр[аa]х|з[аa]б[уy]д|з[аa]б[ыуy][втл]|п[аa]м.?[яю]т|зна[еє]ш"
-    r"|[сc][оo]хр[аa]н|зб[еe]р[еe]ж|сп[оo]мин|сп[оo]г[аa]д",
-    re.I,
+# (run on the lower-cased head, only when it holds Cyrillic). Every trigger in ``slavic`` holds
+# one.
+_KEYWORDS_CYRILLIC = re.compile(  # factored by first letter: tried at every position
+    r"з(?:[аa](?:п(?:[оoаa]м|иш)|н[оo]т|м(?:[еe]тк|ітк)|б[уyы][длвт])|б[еe]р[еe]ж|на[еє]ш)"
+    r"|п(?:[оo]мни|[аa]м.?[яю]т)|у(?:ч[тt]|в[аa][зг])|в(?:\s*виду|р[аa]х|ним[аa]н)"
+    r"|р[аa][сc]ч[еeё]т|[сc](?:в[еe]д|[оo]хр[аa]н|п[оo](?:мин|г[аa]д))"
 )
 
 
@@ -77,7 +77,7 @@ def _has_keyword(raw_head: str) -> tuple[bool, bool]:
         if keyword in low:
             return True, cyrillic
     # Only a head with Cyrillic in it pays for the look-alike-tolerant search.
-    return cyrillic and _KEYWORDS_CYRILLIC.search(raw_head) is not None, cyrillic
+    return cyrillic and _KEYWORDS_CYRILLIC.search(low) is not None, cyrillic
 
 
 # ---------------------------------------------------------------------------

@@ -30,11 +30,18 @@ from bot_memory.intents.common import (
     norm,
 )
 
-_I = re.I
-
 
 def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, _I)
+    """Compiled for the lower-cased head: no IGNORECASE, which is several times slower here."""
+    return re.compile(pattern)
+
+
+def _lower(text: str) -> str:
+    """Lower case, one character for one (the rare letter that lowers to two stays)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
 
 
 # --- prefixes ----------------------------------------------------------------------------------
@@ -103,15 +110,25 @@ def _skip_prefixes(c: _Ctx) -> None:
 
 # --- which language ----------------------------------------------------------------------------
 
-_UK = _c(w.UK_MARKS)
-_RU = _c(w.RU_MARKS)
+_UK_LETTERS = _c(f"[{w.UK_LETTERS}]")
+_RU_LETTERS = _c(f"[{w.RU_LETTERS}]")
+_WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 
 
 def language_of(text: str) -> Language:
     """Ukrainian or Russian, by the letters and little words only one of them has."""
-    head = unmix(norm(text[:HEAD]))
-    uk = len(_UK.findall(head))
-    ru = len(_RU.findall(head))
+    return _language(_lower(unmix(norm(text[:HEAD]))))
+
+
+def _language(head: str) -> Language:
+    """The same on a head already normalised, unmixed and lower-cased."""
+    uk = len(_UK_LETTERS.findall(head))
+    ru = len(_RU_LETTERS.findall(head))
+    for word in _WORDS.findall(head):
+        if "'" in word:  # пам'ять, м'ясо
+            uk += 1
+        uk += word in w.UK_WORDS
+        ru += word in w.RU_WORDS
     return "uk" if uk > ru else "ru"
 
 
@@ -213,10 +230,10 @@ def _remember(c: _Ctx) -> Outcome:
         if start is None:
             return None
         subject = c.subject_from(start)
-        lead = unmix(norm(subject[:40]))
+        lead = _lower(unmix(norm(subject[:40])))
         if _REMEMBER_AGAIN_AT.match(lead) or _MARK_MY_WORDS.match(lead):
             return None  # "запомни: запомни ...", "запомни мои слова: ты пожалеешь"
-        return as_request("remember", language_of(c.text), subject)
+        return as_request("remember", _language(c.head), subject)
     return NO_TRIGGER
 
 
@@ -304,9 +321,9 @@ def _forget(c: _Ctx) -> Outcome:
     if start is None:
         return None
     subject = c.subject_from(start)
-    if _NEVER_MIND_MY.match(unmix(norm(subject))):
+    if _NEVER_MIND_MY.match(_lower(unmix(norm(subject)))):
         return None  # "забудь мои слова"
-    return as_request("forget", language_of(c.text), subject)
+    return as_request("forget", _language(c.head), subject)
 
 
 # --- whole messages: on and off, deleting from memory ------------------------------------------
@@ -359,7 +376,7 @@ def _whole(c: _Ctx) -> Outcome:
     rest = clean(c.text[c.pos :], drop_zh_q=c.soft)
     if not rest or len(rest) > 300:
         return NO_TRIGGER
-    n = unmix(norm(rest))
+    n = _lower(unmix(norm(rest)))
     disable, enable = (
         (_DISABLE_PAST, _ENABLE_PAST)
         if c.past
@@ -368,11 +385,11 @@ def _whole(c: _Ctx) -> Outcome:
         else (_DISABLE, _ENABLE)
     )
     if disable.fullmatch(n):
-        return MemoryRequest("disable", language_of(c.text), "")
+        return MemoryRequest("disable", _language(c.head), "")
     if enable.fullmatch(n):
-        return MemoryRequest("enable", language_of(c.text), "")
+        return MemoryRequest("enable", _language(c.head), "")
     if m := _MINE_FORGET.fullmatch(n):
-        return as_request("forget", language_of(c.text), rest[m.start("x") : m.end("x")])
+        return as_request("forget", _language(c.head), rest[m.start("x") : m.end("x")])
     m = (
         _ERASE_FROM_MEMORY.fullmatch(n)
         or _DELETE_MEMORIES_ABOUT.fullmatch(n)
@@ -385,14 +402,14 @@ def _whole(c: _Ctx) -> Outcome:
     if _PRONOUN_WHOLE.fullmatch(x) or not (_FIRST_PERSON.search(x)):
         return None  # "сотри это из памяти", "удали воспоминания обо мне", "... тот день"
     subject = rest[m.start(group) : m.end(group)].strip(TRAILING)
-    return as_request("forget", language_of(c.text), subject)
+    return as_request("forget", _language(c.head), subject)
 
 
 def recognize_at(
     text: str, head: str, pos: int, *, polite: bool, modal: bool
 ) -> MemoryRequest | None:
     """The request a Cyrillic message makes from `pos` of its normalised head, or None."""
-    c = _Ctx(text, unmix(head), pos, polite=polite, modal=modal)
+    c = _Ctx(text, _lower(unmix(head)), pos, polite=polite, modal=modal)
     _skip_prefixes(c)
     if c.pos >= len(c.head):
         return None

@@ -1,13 +1,19 @@
 """Russian and Ukrainian words the rules in ``slavic`` are made of, as regex fragments.
 
-Every fragment is matched case-insensitively on a copy of the head that ``cyrillic.unmix`` made
-(ё as е, one apostrophe, Latin look-alikes inside Cyrillic words mapped back), so a fragment
-writes е for е/ё and ' for every apostrophe, and marks the apostrophe optional where people drop
-it ("запамятай", "память" typed for "пам'ять"). Russian and Ukrainian forms sit side by side:
-people mix them (and type one with the other's keyboard), and both lead to the same rules.
+Every fragment is matched on a lower-cased copy of the head that ``cyrillic.unmix`` made (ё as
+е, one apostrophe, Latin look-alikes inside Cyrillic words mapped back), so a fragment is written
+in lower case, writes е for е/ё and ' for every apostrophe, and marks the apostrophe optional
+where people drop it ("запамятай", "память" typed for "пам'ять"). Russian and Ukrainian forms sit
+side by side: people mix them (and type one with the other's keyboard), and both lead to the
+same rules.
+
+Word lists become prefix trees ("зап(?:омни(?:те)?|иши)"), so a regex engine that tries
+alternatives one by one rejects a word after a character or two instead of after every entry.
 """
 
 from __future__ import annotations
+
+import re
 
 # End of a word: apostrophes and hyphens belong to it ("пам'ять", "что-нибудь").
 B = r"(?![\w'\-])"
@@ -15,10 +21,40 @@ B = r"(?![\w'\-])"
 A = r"(?<![\w'\-])"
 
 
+_LITERAL = re.compile(r"[^\\\[\](){}|?*+.^$]*")
+
+
+def _split(alternative: str) -> tuple[str, str]:
+    """The literal letters an alternative opens with, and the regex rest."""
+    literal = _LITERAL.match(alternative)
+    end = literal.end() if literal else 0
+    if end and alternative[end : end + 1] in ("?", "*", "+", "{"):
+        end -= 1  # "пам'?ять": the quantifier binds the last letter
+    return alternative[:end], alternative[end:]
+
+
+def _tree(items: list[tuple[str, str]]) -> str:
+    """A regex matching exactly these (literal, rest) alternatives, factored by letters."""
+    heads: dict[str, list[tuple[str, str]]] = {}
+    rests: list[str] = []
+    for literal, rest in items:
+        if literal:
+            heads.setdefault(literal[0], []).append((literal[1:], rest))
+        elif rest not in rests:
+            rests.append(rest)
+    parts = [re.escape(ch) + _tree(sub) for ch, sub in heads.items()]
+    parts += [r for r in rests if r]
+    if "" in rests:
+        parts.append("")  # the word may end here (tried last: longer words first)
+    if len(parts) == 1:
+        return parts[0] if not parts[0] or len(heads) + len(rests) == 1 else f"(?:{parts[0]})"
+    return "(?:" + "|".join(parts) + ")"
+
+
 def words(alternatives: str) -> str:
     """A non-capturing alternation of whole words, given separated by spaces (a space inside
-    one is written \\s+)."""
-    return "(?:" + "|".join(alternatives.split()) + ")" + B
+    one is written \\s+), as a prefix tree."""
+    return "(?:" + _tree([_split(a) for a in alternatives.split()]) + ")" + B
 
 
 # --- who is speaking: first person ---------------------------------------------------------------
@@ -354,20 +390,19 @@ REMEMBER_AGAIN = words("запоминай запоминайте запам'?я
 
 # --- which language ----------------------------------------------------------------------------
 
-UK_MARKS = (
-    r"[іїєґ]|'[яюєї]|"
-    + A
-    + words(
-        r"що шо де як мене ти ми ви це цей ця цю мого твого свого стару нову адресу пошту роботу "
-        r"колишню видали вимкни виключи зітри увімкни ввімкни збережи врахуй занотуй дякую "
-        r"гаразд добре будь\s+ласка"
-    )
+# Letters, and little words, only one of the two languages has.
+UK_LETTERS = "іїєґ"
+RU_LETTERS = "ыэъ"
+UK_WORDS = frozenset(
+    (
+        "що шо де як мене ти ми ви це цей ця цю мого твого свого стару нову адресу пошту роботу "
+        "колишню видали вимкни виключи зітри увімкни ввімкни збережи врахуй занотуй дякую "
+        "гаразд добре ласка"
+    ).split()
 )
-RU_MARKS = (
-    r"[ыэъ]|"
-    + A
-    + words(
-        r"что меня ты мы вы это этот эту мой адрес почту работу удали выключи отключи "
-        r"пожалуйста спасибо хорошо ладно"
-    )
+RU_WORDS = frozenset(
+    (
+        "что меня ты мы вы это этот эту мой адрес почту работу удали выключи отключи "
+        "пожалуйста спасибо хорошо ладно"
+    ).split()
 )
