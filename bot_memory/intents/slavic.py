@@ -370,13 +370,23 @@ _PRONOUN_WHOLE = _c(rf"(?:{w.PRONOUN_OBJECT}\s*)+")
 _MINE_FORGET = _c(rf"(?P<x>{w.MY}.{{1,80}}?)[\s,]+(?:{w.FORGET_IMP}){w.B}")
 
 
+# Every whole-message form holds one of these (memory, remembering, forgetting, what you know).
+_WHOLE_STEMS = ("памят", "пам'ят", "запомина", "забуд", "воспомин", "спогад", "знае", "знає")
+
+
 def _whole(c: _Ctx) -> Outcome:
     if len(c.text) - c.pos > 600:  # such requests are short
+        return NO_TRIGGER
+    if not any(stem in c.head for stem in _WHOLE_STEMS):
         return NO_TRIGGER
     rest = clean(c.text[c.pos :], drop_zh_q=c.soft)
     if not rest or len(rest) > 300:
         return NO_TRIGGER
-    n = _lower(unmix(norm(rest)))
+    start = c.text.find(rest, c.pos)
+    if 0 <= start and start + len(rest) <= len(c.head):  # the head already holds it, unmixed
+        n = c.head[start : start + len(rest)]
+    else:
+        n = _lower(unmix(norm(rest)))
     disable, enable = (
         (_DISABLE_PAST, _ENABLE_PAST)
         if c.past
