@@ -476,6 +476,8 @@ GROWN_NONE: list[str] = [
     "hey there, how are you?",
     "actually I can't remember my password",
     "I wrote down that my badge number is 5521",
+    "write down my thoughts on the design",
+    "jot down my ideas for the talk",
 ]
 
 REQUESTS: list[Row] = (

@@ -18,7 +18,8 @@ conservative:
   mapped one-to-one), so indices found there are valid in the original text and
   ``subject`` is sliced from the original, unnormalised message.
 
-One module per language (``english``, ``chinese``), the shared text handling in
+One module per language (``english``, ``chinese``, and ``slavic`` for Russian and
+Ukrainian, whose words are in ``slavic_words``), the shared text handling in
 ``common`` and the entry point in ``recognizer``.  Pure Python, stdlib only.
 """
 

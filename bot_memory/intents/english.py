@@ -136,7 +136,9 @@ _EN_REMEMBER_TRIGGERS: tuple[tuple[re.Pattern[str], _EnContent], ...] = (
     (re.compile(rf"(?:note|write|jot)\s+(?:this|that|it)\s+down{WB}", _I), _EnContent(that=False)),
     # "note that X" only as the opening imperative; "Note: X" is too common.
     (re.compile(rf"note(?=\s+that{WB})", _I), _EnContent(sep=False)),
-    (re.compile(rf"(?:note|write|jot)\s+down{WB}", _I), _R),
+    (re.compile(rf"note\s+down{WB}", _I), _R),
+    # "write down my thoughts" may be about paper: only "write down that ..." / "write down: ...".
+    (re.compile(rf"(?:write|jot)\s+down{WB}", _I), _EnContent()),
     (
         re.compile(
             r"(?:save|store|add|put|keep)\s+(?:(?:this|that|it)\s+)?(?:to|in|into)\s+"
