@@ -60,13 +60,16 @@ def _build_table() -> dict[int, str]:
 
 
 _TABLE = _build_table()
-# translate() looks every character up; most Cyrillic (and much English) text has nothing to map,
-# and one scan for a mapped character is several times cheaper than the lookups.
+# translate() looks every character up in a dict, which is slow on non-ASCII text; a text holds
+# few distinct characters to map, so one scan finds them and str.replace maps each.
 _MAPPED = re.compile("[" + "".join(re.escape(chr(cp)) for cp in sorted(_TABLE)) + "]")
+_MAP = {chr(cp): to for cp, to in _TABLE.items()}
 
 
 def norm(s: str) -> str:
-    return s.translate(_TABLE) if _MAPPED.search(s) else s
+    for ch in set(_MAPPED.findall(s)):
+        s = s.replace(ch, _MAP[ch])
+    return s
 
 
 _I = re.I
