@@ -3,7 +3,9 @@
 Builds a deterministic mixed stream of 2,000 messages (mostly ordinary chat in
 English and Chinese, some memory requests, some long messages) and reports the
 mean cost per call of ``recognize`` next to a baseline of ONE ``re.search`` of
-a trivial pattern over the same messages, in the same process.
+a trivial pattern over the same messages, in the same process. The same is
+measured on a second stream that adds Russian and Ukrainian chat and requests
+(the first stream is kept as it was, so its figure compares across versions).
 
 Run: ``.venv/bin/python bench/bench_intents.py``
 """
@@ -69,17 +71,54 @@ REQUESTS = [
 ]
 
 
-def build_messages(n: int = N_MESSAGES, seed: int = 20240501) -> list[str]:
+ORDINARY_SLAVIC = [
+    "привет, как дела?",
+    "ахах, смешно",
+    "можно перенести созвон на 10?",
+    "я сегодня опоздаю, пробки",
+    "не помню, куда положил зарядку",
+    "ок 👍",
+    "кто будет на встрече в 15:00?",
+    "пойдём обедать в пиццерию",
+    "сборка опять упала, смотрю",
+    "дякую, все працює!",
+    "привіт, як справи?",
+    "де пароль від вайфаю?",
+    "забула ключі вдома, хто вдома?",
+    "у мене погана пам'ять на імена",
+    "давайте в п'ятницю о шостій",
+    "зрозумів, зараз зроблю",
+]
+
+REQUESTS_SLAVIC = [
+    "запомни, что я люблю чай",
+    "@my_bot пожалуйста, запомни мой номер: +7 916 123-45-67",
+    "забудь, что я говорил про работу",
+    "выключи память в этой теме",
+    "запам'ятай, що я не їм м'ясо",
+    "забудь мій номер телефону",
+    "увімкни пам'ять",
+    "ты помнишь, что я говорил вчера?",
+    "забудь об этом",
+    "не запам'ятовуй це",
+]
+
+
+def build_messages(
+    n: int = N_MESSAGES, seed: int = 20240501, *, four_languages: bool = False
+) -> list[str]:
     rng = random.Random(seed)
+    ordinary = ORDINARY + ORDINARY_SLAVIC if four_languages else ORDINARY
+    requests = REQUESTS + REQUESTS_SLAVIC if four_languages else REQUESTS
     messages: list[str] = []
     for _ in range(n):
         roll = rng.random()
         if roll < 0.80:
-            messages.append(rng.choice(ORDINARY))
+            messages.append(rng.choice(ordinary))
         elif roll < 0.95:
-            messages.append(rng.choice(REQUESTS))
+            messages.append(rng.choice(requests))
         else:  # long message: a pasted paragraph, up to Telegram's 4,096 chars
-            parts = [rng.choice(ORDINARY) for _ in range(rng.randint(20, 120))]
+            parts = [rng.choice(ordinary) for _ in range(rng.randint(20, 120))]
             text = " ".join(parts)[:4096]
             if rng.random() < 0.3:
                 text = "remember that " + text
@@ -103,15 +142,22 @@ def run() -> dict[str, float]:
     ours_us = _per_call_us(recognize, messages)
     baseline_us = _per_call_us(baseline, messages)
     hits = sum(recognize(m) is not None for m in messages)
+    four = build_messages(four_languages=True)
+    four_us = _per_call_us(recognize, four)
+    four_baseline_us = _per_call_us(re.compile(r"remember|记住|запомни").search, four)
     return {
         "messages": float(len(messages)),
         "recognised": float(hits),
         "ours_us_per_call": ours_us,
         "baseline_us_per_call": baseline_us,
         "ratio": ours_us / baseline_us,
+        "four_languages_recognised": float(sum(recognize(m) is not None for m in four)),
+        "four_languages_us_per_call": four_us,
+        "four_languages_baseline_us_per_call": four_baseline_us,
+        "four_languages_ratio": four_us / four_baseline_us,
     }
 
 
 if __name__ == "__main__":
     for key, value in run().items():
-        print(f"{key:>22}: {value:,.3f}")
+        print(f"{key:>36}: {value:,.3f}")

@@ -17,6 +17,8 @@ from typing import Literal
 import asyncpg
 
 from bot_memory.access import Gate, Membership
+from bot_memory.cyrillic import CYRILLIC, MIN_STEM, fold, names_word
+from bot_memory.cyrillic import WORD as CYRILLIC_WORD
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.discovery import rearm
@@ -106,29 +108,65 @@ _EN_FILLER = frozenset(
     "memory memories everything".split()
 )
 _ZH_FILLER = re.compile(r"关于|關於|的|记忆|記憶|我说过|我說過|那件事|这件事|這件事|所有")
+# Russian and Ukrainian words that name nothing (folded: ё as е, one apostrophe).
+_SLAVIC_FILLER = frozenset(
+    (
+        "мой моя мое мои мою моего моей моему моим моих моем моими мне меня мной что чтобы "
+        "обо про насчет это этот эта эти эту этого все весь вся всю тебе тебя вам вас "
+        "говорил говорила сказал сказала рассказывал рассказывала писал писала память памяти "
+        "воспоминание воспоминания запись который которую которое которые свой своя свое свои "
+        "свою своего своей своих своем знаешь помнишь для над под без при через после перед "
+        "около или как уже еще тоже также "
+        "мій моє мої мого моєї моєму моїм моїх моїй моєю моїми мені мене що шо цей цю цього "
+        "усе тобі казав казала говорив розповідав розповідала писав сказав пам'ять пам'яті "
+        "спогад спогади запис від який яку яке які свій своє свого своєї своїх знаєш пам'ятаєш "
+        "під після біля або але вже теж також"
+    ).split()
+)
 _WORD = re.compile(r"[a-z0-9']{3,}")
 
 
 def mentions(text: str, subject: str) -> bool:
-    """Whether a text literally names a subject (all its significant words)."""
-    hay = text.casefold()
-    subject = subject.casefold().strip(" .!?。！？")
+    """Whether a text literally names a subject (all its significant words). Russian and
+    Ukrainian words also name their inflected forms ("номера" names "номер")."""
+    hay = fold(text)
+    subject = fold(subject).strip(" .!?。！？")
     if not subject:
         return False
     if _whole(subject, hay):
         return True
     words = [w for w in _WORD.findall(subject) if w not in _EN_FILLER]
-    pieces = [p for p in _ZH_FILLER.split(subject) if len(p.strip()) >= 2 and not _WORD.search(p)]
-    if not words and not pieces:
+    slavic = [
+        w for w in CYRILLIC_WORD.findall(subject) if len(w) >= MIN_STEM and w not in _SLAVIC_FILLER
+    ]
+    pieces = [
+        p
+        for p in _ZH_FILLER.split(subject)
+        if len(p.strip()) >= 2 and not _WORD.search(p) and not CYRILLIC.search(p)
+    ]
+    if not words and not slavic and not pieces:
         return False
-    return all(_whole(w, hay) for w in words) and all(p.strip() in hay for p in pieces)
+    hay_words = frozenset(CYRILLIC_WORD.findall(hay)) if slavic else frozenset()
+    return (
+        all(_whole(w, hay) for w in words)
+        and all(names_word(hay_words, w) for w in slavic)
+        and all(p.strip() in hay for p in pieces)
+    )
 
 
 def _whole(needle: str, hay: str) -> bool:
-    """`needle` in `hay`, as whole words at its Latin edges (a plural or possessive allowed):
-    "past" is not in "pasta", "cat" is in "cats"; Chinese has no word edges to keep."""
-    head = r"(?<![a-z0-9'])" if needle[:1].isascii() and needle[:1].isalnum() else ""
-    tail = r"(?:s|es|'s)?(?![a-z0-9'])" if needle[-1:].isascii() and needle[-1:].isalnum() else ""
+    """`needle` in `hay`, as whole words at its Latin and Cyrillic edges (an English plural or
+    possessive allowed): "past" is not in "pasta", "cat" is in "cats", "кот" is not in "котел";
+    Chinese has no word edges to keep."""
+    head = tail = ""
+    if needle[:1].isascii() and needle[:1].isalnum():
+        head = r"(?<![a-z0-9'])"
+    elif CYRILLIC.match(needle):
+        head = r"(?<![\w'])"
+    if needle[-1:].isascii() and needle[-1:].isalnum():
+        tail = r"(?:s|es|'s)?(?![a-z0-9'])"
+    elif CYRILLIC.match(needle[-1:]):
+        tail = r"(?![\w'])"
     return re.search(head + re.escape(needle) + tail, hay) is not None
 
 

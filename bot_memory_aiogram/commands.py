@@ -1,6 +1,10 @@
 """Command menus: /memory, /remember, /forget, /memory_on, /memory_off in private and group
-chats, in the default language and Chinese. Merged into whatever commands the bot already has,
-never replacing them; BOT_MEMORY_SET_COMMANDS=false leaves menus to the host entirely."""
+chats, in the default language, Chinese, Russian and Ukrainian. Merged into whatever commands the
+bot already has, never replacing them; BOT_MEMORY_SET_COMMANDS=false leaves menus to the host
+entirely.
+
+Telegram shows a user the list for their language when there is one, else the default list. So a
+language list we create starts from the host's default list: its users keep the host's commands."""
 
 from __future__ import annotations
 
@@ -25,17 +29,23 @@ COMMANDS = {
     "memory_off": "command-memory-off",
 }
 SCOPES = (BotCommandScopeAllPrivateChats(), BotCommandScopeAllGroupChats())
-LANGUAGES = ("", "zh")  # "" is Telegram's default for every language without its own list
+# "" is Telegram's default for every language without its own list.
+LANGUAGES = ("", "zh", "ru", "uk")
 
 
 async def set_commands(bot: Bot, texts: Texts) -> int:
     """Add memory's commands to each menu that lacks them; returns how many menus changed."""
     changed = 0
     for scope in SCOPES:
+        hosts: list[BotCommand] | None = None  # the host's default list, before ours
         for code in LANGUAGES:
             language = code or "en"
             try:
                 current = await bot.get_my_commands(scope=scope, language_code=code or None)
+                if not code:
+                    hosts = [c for c in current if c.command not in COMMANDS]
+                elif not current and hosts:
+                    current = hosts  # a new language list keeps the host's commands
                 names = {c.command for c in current}
                 ours = [
                     BotCommand(command=name, description=texts(language, key))

@@ -16,21 +16,29 @@ from typing import Any
 from aiogram.types import Message, User
 from fluent.runtime import FluentBundle, FluentResource
 
-LANGUAGES = ("en", "zh")
+LANGUAGES = ("en", "zh", "ru", "uk")
 DEFAULT = "en"
+# Languages whose speakers mostly read one of ours, used when the host has no folder for them
+# (a host's `locales/be/` or `language=` resolver says otherwise).
+FALLBACKS = {"be": "ru", "kk": "ru"}
 
 LanguageResolver = Callable[[Message], str | None]
 
 
 def normalize(code: str | None, languages: Iterable[str] = LANGUAGES) -> str | None:
-    """zh, zh-hans, zh-hant, zh-CN, zh_TW ... -> zh; None when not one of `languages`.
+    """zh, zh-hans, zh-hant, zh-CN, zh_TW ... -> zh; be, kk -> ru unless `languages` has them;
+    None when not one of `languages`.
 
     Normalised here because Babel maps zh-hans / zh-hant to no locale when the folder is `zh`.
     """
     if not code:
         return None
+    known = tuple(languages)
     base = code.replace("_", "-").split("-", 1)[0].lower()
-    return base if base in tuple(languages) else None
+    if base in known:
+        return base
+    fallback = FALLBACKS.get(base)
+    return fallback if fallback in known else None
 
 
 def pick_language(language_code: str | None, fallback: str | None = None) -> str:
@@ -84,8 +92,8 @@ class Texts:
         bundle = self._bundle(language if language in self.languages else DEFAULT)
         message = bundle.get_message(key) if bundle.has_message(key) else None
         if message is None or message.value is None:
-            if language != DEFAULT:
-                return self(DEFAULT, key, **args)
+            if language != DEFAULT:  # a host's partial `be` falls back to ru, then en
+                return self(FALLBACKS.get(language, DEFAULT), key, **args)
             return key
         text, _errors = bundle.format_pattern(message.value, args)
         return str(text)

@@ -1,4 +1,5 @@
-"""Direct memory requests: remember, forget, turn memory on or off, in English and Chinese."""
+"""Direct memory requests: remember, forget, turn memory on or off, in English, Chinese, Russian
+and Ukrainian."""
 
 from __future__ import annotations
 
