@@ -682,7 +682,8 @@ class Store:
 _RESCHEDULE = """
     ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
         last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
-        due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at)
+        due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at),
+        wakes = memory_scopes.wakes + 1
 """
 
 

@@ -199,3 +199,33 @@ def test_a_batch_holds_no_more_sources_than_an_answer_may_cite() -> None:
     pairs = [Pair(side(2 * i, "user"), side(2 * i + 1, "assistant"), "k", "") for i in range(150)]
     batch = next_batch(pairs, max_bytes=10**9, max_sources=200)
     assert len(batch.pairs) == 100 and batch.remaining == 50
+
+
+async def test_a_request_finished_while_its_scope_is_planned_is_not_lost(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planner reads the scope, then settles when to look again; a request that finishes in
+    between (on another connection, as ingress does) must keep the wake-up it scheduled."""
+    from bot_memory.pipeline import discovery
+
+    scope = Scope(workspace="test", bot_id=42, kind="private", chat_id=11, user_id=11)
+    first = await memory.record(scope, text="I bought a boat", speaker_id=11, sent_at=T0)
+    assert first is not None
+    await memory.begin(first)
+    await memory.finish(first, status="succeeded", answer_text="ok", bot_id=42, now=T0)
+    second = await memory.record(scope, text="it is called Aurora", speaker_id=11, sent_at=T0)
+    assert second is not None
+    await memory.begin(second)  # open while the planner looks: it holds the conversation
+    planned = discovery._plan_batch
+
+    async def finishing_meanwhile(*args: object, **kwargs: object) -> int | None:
+        found = await planned(*args, **kwargs)  # type: ignore[arg-type]
+        await memory.finish(second, status="succeeded", answer_text="ok", bot_id=42, now=T0)
+        return found
+
+    monkeypatch.setattr(discovery, "_plan_batch", finishing_meanwhile)
+    await settle(memory, T0 + IDLE)
+    monkeypatch.setattr(discovery, "_plan_batch", planned)
+    await settle(memory, T0 + IDLE)
+    [record] = (await view(memory)).valid_records(scope.key)
+    assert "Aurora" in record.summary  # the wake-up survived: both exchanges extracted

@@ -64,7 +64,7 @@ async def plan_scope(
     async with ctx.store.locked(workspace, scope_key=scope_key) as tx:
         conn = tx.conn
         row = await conn.fetchrow(
-            "SELECT last_activity, due_at FROM memory_scopes WHERE workspace_id = $1"
+            "SELECT last_activity, due_at, wakes FROM memory_scopes WHERE workspace_id = $1"
             " AND scope_key = $2",
             workspace,
             scope_key,
@@ -73,11 +73,16 @@ async def plan_scope(
             return created  # planned by someone else meanwhile
 
         async def settle(due: datetime | None) -> list[int]:
+            # Only if nothing finished since the scope was read: a request closed meanwhile
+            # (ingress does not take the workspace lock) scheduled its own wake-up, which this
+            # must not overwrite with what was decided without it.
             await conn.execute(
-                "UPDATE memory_scopes SET due_at = $3 WHERE workspace_id = $1 AND scope_key = $2",
+                "UPDATE memory_scopes SET due_at = $3 WHERE workspace_id = $1 AND scope_key = $2"
+                " AND wakes = $4",
                 workspace,
                 scope_key,
                 due,
+                row["wakes"],
             )
             return created
 

@@ -58,3 +58,62 @@ command-remember = Запомнить текст после команды
 command-forget = Забыть запись
 command-memory-on = Включить память здесь
 command-memory-off = Выключить память здесь
+
+memory-flood = Слишком много сообщений сразу: часть из них я пропущу. Пожалуйста, пишите помедленнее.
+
+# Менеджер памяти (Mini App)
+page-open = Открыть менеджер памяти
+page-open-group = Вот память чата «{ $title }». Кнопка работает { $minutes ->
+    [one] { $minutes } минуту
+    [few] { $minutes } минуты
+   *[other] { $minutes } минут
+}; потом откройте её снова командой /memory в группе.
+page-link-invalid = Эта ссылка не для вас. Откройте память снова командой /memory в группе.
+page-link-expired = Срок действия ссылки истёк. Откройте память снова командой /memory в группе.
+page-title = Менеджер памяти
+page-search = Поиск по памяти
+page-search-button = Найти
+page-clear = Сбросить
+page-no-match = Ничего не найдено.
+page-loading = Загрузка…
+page-more = Показать ещё
+page-select = Выбрать
+page-forget-selected = Забыть выбранное
+page-confirm = Да, забыть
+page-export = Экспорт (JSON Lines)
+page-exported = Файл экспорта скачивается.
+page-speakers = Сказал(а)
+page-created = Создано
+page-used = Использовано
+page-until = Хранится до
+page-indexed = В индексе напоминаний
+page-not-indexed = Не в индексе напоминаний
+page-sources = Источники
+page-note = Заметка
+page-extracted = Из разговора
+page-status = Состояние
+page-jobs = Задачи
+page-back = Назад
+page-preview = { $count ->
+    [one] Будет забыта { $count } запись:
+    [few] Будут забыты { $count } записи:
+   *[other] Будут забыты { $count } записей:
+}
+page-preview-hidden = { $count ->
+    [one] …и ещё { $count } запись, которую вы не видите.
+    [few] …и ещё { $count } записи, которые вы не видите.
+   *[other] …и ещё { $count } записей, которые вы не видите.
+}
+page-problems = { $count ->
+    [0] Нет задач, требующих оператора.
+    [one] { $count } задача требует оператора.
+    [few] { $count } задачи требуют оператора.
+   *[other] { $count } задач требуют оператора.
+}
+page-error-auth = Не удалось подтвердить, кто вы. Закройте страницу и откройте её снова из бота.
+page-error-expired = Страница открыта слишком долго. Закройте её и откройте снова из бота.
+page-error-link = Эта ссылка не для вас. Откройте память снова командой /memory.
+page-error-link-expired = Срок действия ссылки истёк. Откройте память снова командой /memory.
+page-error-request = Запрос не понят.
+page-error-busy = Память сейчас недоступна. Попробуйте через минуту.
+page-error-no-telegram = Откройте эту страницу из бота в Telegram.

@@ -58,3 +58,62 @@ command-remember = Запам’ятати текст після команди
 command-forget = Забути запис
 command-memory-on = Увімкнути пам’ять тут
 command-memory-off = Вимкнути пам’ять тут
+
+memory-flood = Забагато повідомлень одразу: частину з них я пропущу. Будь ласка, пишіть повільніше.
+
+# Менеджер пам'яті (Mini App)
+page-open = Відкрити менеджер пам'яті
+page-open-group = Ось пам'ять чату «{ $title }». Кнопка працює { $minutes ->
+    [one] { $minutes } хвилину
+    [few] { $minutes } хвилини
+   *[other] { $minutes } хвилин
+}; потім відкрийте її знову командою /memory у групі.
+page-link-invalid = Це посилання не для вас. Відкрийте пам'ять знову командою /memory у групі.
+page-link-expired = Термін дії посилання минув. Відкрийте пам'ять знову командою /memory у групі.
+page-title = Менеджер пам'яті
+page-search = Пошук у пам'яті
+page-search-button = Знайти
+page-clear = Скинути
+page-no-match = Нічого не знайдено.
+page-loading = Завантаження…
+page-more = Показати ще
+page-select = Вибрати
+page-forget-selected = Забути вибране
+page-confirm = Так, забути
+page-export = Експорт (JSON Lines)
+page-exported = Файл експорту завантажується.
+page-speakers = Сказав(ла)
+page-created = Створено
+page-used = Використано
+page-until = Зберігається до
+page-indexed = В індексі нагадувань
+page-not-indexed = Не в індексі нагадувань
+page-sources = Джерела
+page-note = Нотатка
+page-extracted = З розмови
+page-status = Стан
+page-jobs = Завдання
+page-back = Назад
+page-preview = { $count ->
+    [one] Буде забуто { $count } запис:
+    [few] Буде забуто { $count } записи:
+   *[other] Буде забуто { $count } записів:
+}
+page-preview-hidden = { $count ->
+    [one] …і ще { $count } запис, якого ви не бачите.
+    [few] …і ще { $count } записи, яких ви не бачите.
+   *[other] …і ще { $count } записів, яких ви не бачите.
+}
+page-problems = { $count ->
+    [0] Немає завдань, що потребують оператора.
+    [one] { $count } завдання потребує оператора.
+    [few] { $count } завдання потребують оператора.
+   *[other] { $count } завдань потребують оператора.
+}
+page-error-auth = Не вдалося підтвердити, хто ви. Закрийте сторінку й відкрийте її знову з бота.
+page-error-expired = Сторінка відкрита надто довго. Закрийте її й відкрийте знову з бота.
+page-error-link = Це посилання не для вас. Відкрийте пам'ять знову командою /memory.
+page-error-link-expired = Термін дії посилання минув. Відкрийте пам'ять знову командою /memory.
+page-error-request = Запит не зрозуміло.
+page-error-busy = Пам'ять зараз недоступна. Спробуйте за хвилину.
+page-error-no-telegram = Відкрийте цю сторінку з бота в Telegram.
