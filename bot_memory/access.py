@@ -64,6 +64,7 @@ class Membership:
     member: bool  # may read this scope's shared memory
     admin: bool  # workspace owner/admin here
     reason: str  # why, for logs: private-owner, status:member, lookup-failed, ...
+    cached: bool = False  # from the membership cache, not asked just now
 
     @property
     def checked(self) -> bool:
@@ -165,6 +166,7 @@ class Access:
             return Membership(member=True, admin=False, reason="no-lookup")
         key = (scope.bot_id, scope.chat_id, requester.user_id)
         status = None if fresh else self.cache.get(key)
+        cached = status is not None
         if status is None:
             try:
                 status = await lookup(scope.chat_id, requester.user_id)
@@ -178,7 +180,10 @@ class Access:
                 return Membership(member=False, admin=False, reason="lookup-failed")
             self.cache.put(key, status)
         return Membership(
-            member=status.member, admin=status.admin, reason=f"status:{status.status}"
+            member=status.member,
+            admin=status.admin,
+            reason=f"status:{status.status}",
+            cached=cached,
         )
 
     async def readable(self, requester: Requester | None, item: ItemView) -> bool:
@@ -210,6 +215,14 @@ class Gate:
             return None
         again = await self.access.membership(self.scope, self.requester, self.lookup, fresh=True)
         return again if again.admin else None
+
+    async def confirmed(self, who: Membership) -> Membership:
+        """The standing to grant an admin-only action on: an admin known only from the cache is
+        asked about again (someone demoted a minute ago is no admin now); the cache serves to
+        refuse, never to grant."""
+        if who.admin and who.cached:
+            return await self.access.membership(self.scope, self.requester, self.lookup, fresh=True)
+        return who
 
     async def readable(self, item: ItemView) -> bool:
         return await self.access.readable(self.requester, item)

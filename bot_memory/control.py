@@ -85,9 +85,11 @@ _ADMIN_REFUSALS = frozenset({"not_allowed", "cascade_not_allowed"})
 async def acting(
     gate: Gate, who: Membership, act: Callable[[Membership], Awaitable[ControlResult]]
 ) -> ControlResult:
-    """Run an action (spoken, pressed or a tool call) with this standing. Refused as a
-    non-admin on a cached standing, it runs once more if Telegram now says admin: someone
-    promoted within the cache's lifetime is an admin at once."""
+    """Run an action (spoken, pressed or a tool call) with this standing. An admin standing from
+    the cache is confirmed with Telegram first (a demoted admin keeps no powers); refused as a
+    non-admin on a cached standing, it runs once more if Telegram now says admin (someone
+    promoted within the cache's lifetime is an admin at once)."""
+    who = await gate.confirmed(who)
     result = await act(who)
     if result.outcome in _ADMIN_REFUSALS and (admin := await gate.promoted(who)):
         result = await act(admin)

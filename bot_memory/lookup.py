@@ -91,9 +91,12 @@ async def find_records(
     now: datetime,
     limit: int,
     offset: int = 0,
+    while_off: bool = False,
 ) -> tuple[str, list[MemoryRecord]]:
     """A scope's available records with its standing ("ok", "off", "unavailable", "gone"):
-    one by ID, the best matches of a query (ranked), or all, newest first."""
+    one by ID, the best matches of a query (ranked), or all, newest first. Nothing while memory
+    is off in the scope, unless `while_off` (the /memory screen shows what is kept)."""
+    readable = "('ok', 'off')" if while_off else "('ok')"
     parsed = parse_query(query) if record_id is None else Query([], [])
     if parsed:
         rows = await conn.fetch(
@@ -101,7 +104,7 @@ async def find_records(
             WITH {_STANDING},
             scoped AS MATERIALIZED (
                 SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
-                FROM memory_records r, sw WHERE sw.standing = 'ok' AND {_AVAILABLE}
+                FROM memory_records r, sw WHERE sw.standing IN {readable} AND {_AVAILABLE}
             ), {_ranking(4, 5, limit=6, offset=7)}
             SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
                 SELECT {_RECORD} FROM top t
@@ -123,7 +126,7 @@ async def find_records(
             WITH {_STANDING}
             SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
                 SELECT {_RECORD} FROM memory_records r
-                WHERE sw.standing = 'ok' AND {_AVAILABLE} AND ($4::text IS NULL OR r.id = $4)
+                WHERE sw.standing IN {readable} AND {_AVAILABLE} AND ($4::text IS NULL OR r.id = $4)
                 ORDER BY r.created_at DESC, r.id DESC LIMIT $5 OFFSET $6
             ) r ON true
             """,

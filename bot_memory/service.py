@@ -31,6 +31,7 @@ from bot_memory.pipeline.worker import Pipeline, Worker
 from bot_memory.recall import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
+from bot_memory.storable import storable
 from bot_memory.store import ChatInfo, RequestStatus, SourceMessage, Store
 from bot_memory.tools import ToolContext, ToolExecutor
 from bot_memory.traces import After, Trace, find_traces
@@ -366,7 +367,7 @@ class Memory:
         """
         held = _Held(
             scope,
-            text,
+            storable(text),  # what the database refuses (NUL, lone surrogates) goes first
             speaker_id,
             thread_id,
             telegram_message_id,
@@ -443,7 +444,7 @@ class Memory:
             bot_id=bot_id,
             chat_id=chat_id,
             telegram_message_id=telegram_message_id,
-            text=text,
+            text=storable(text),
         )
 
     # --- requests ---------------------------------------------------------------------------
@@ -481,7 +482,7 @@ class Memory:
             status=status,
             now=now or datetime.now(UTC),
             idle_seconds=self.settings.idle_window_seconds,
-            answer_text=answer_text,
+            answer_text=None if answer_text is None else storable(answer_text),
             answer_telegram_id=answer_telegram_id,
             bot_id=bot_id,
             error=error,

@@ -613,12 +613,20 @@ class Store:
         now: datetime,
         limit: int,
         offset: int = 0,
+        while_off: bool = False,
     ) -> tuple[str, list[MemoryRecord]]:
         """A scope's available records: one by ID, the best matches of a word query (see
         `lookup`), or all, newest first; with the scope's standing ("ok", "off",
-        "unavailable", "gone"), in one query."""
+        "unavailable", "gone"), in one query. `while_off`: listed while memory is off."""
         return await find_records(
-            self.pool, scope, query=query, record_id=record_id, now=now, limit=limit, offset=offset
+            self.pool,
+            scope,
+            query=query,
+            record_id=record_id,
+            now=now,
+            limit=limit,
+            offset=offset,
+            while_off=while_off,
         )
 
     async def summary(self, scope: Scope, now: datetime) -> ScopeSummary:

@@ -58,6 +58,13 @@ async def set_commands(bot: Bot, texts: Texts) -> int:
                     [*current, *ours], scope=scope, language_code=code or None
                 )
                 changed += 1
-            except TelegramAPIError as exc:
-                log.warning("memory.commands_not_set", scope=scope.type, error=str(exc))
+            except Exception as exc:  # any answer at all: memory never stops the host's bot
+                log.warning(
+                    "memory.commands_not_set",
+                    scope=scope.type,
+                    language=language,
+                    error=str(exc)[:200]
+                    if isinstance(exc, TelegramAPIError)
+                    else type(exc).__name__,
+                )
     return changed

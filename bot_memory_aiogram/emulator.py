@@ -554,6 +554,7 @@ class BotAPIEmulator(LoopbackServer):
         self._member_is_member: dict[tuple[int, int], bool] = {}
         self._auto_delete: dict[int, int] = {}
         self._injected: dict[str, list[EmulatorError]] = {}
+        self._raw: dict[str, list[tuple[int, bytes]]] = {}  # answers that are not the Bot API's
         self._next_callback_id = 1
 
         self._waiters: set[asyncio.Future[None]] = set()
@@ -657,6 +658,19 @@ class BotAPIEmulator(LoopbackServer):
         queue = self._injected.setdefault(method.lower(), [])
         for _ in range(times):
             queue.append(EmulatorError(error_code, description, retry_after=retry_after))
+
+    def inject_raw(
+        self,
+        method: str,
+        body: bytes = b"<html>502 Bad Gateway</html>",
+        *,
+        status: int = 502,
+        times: int = 1,
+    ) -> None:
+        """Make the next ``times`` calls of ``method`` get this raw HTTP answer instead of a Bot
+        API one (a proxy's error page, a truncated body): what a bot does not expect."""
+        queue = self._raw.setdefault(method.lower(), [])
+        queue.extend([(status, body)] * times)
 
     def set_chat_member_status(
         self, chat_id: int, user_id: int, status: str, *, is_member: bool = True
@@ -1178,6 +1192,11 @@ class BotAPIEmulator(LoopbackServer):
         if method != "getUpdates":
             self._last_activity = time.monotonic()
         self._notify()
+        raw = self._raw.get(method.lower())
+        if raw:
+            status, body = raw.pop(0)
+            call.error = f"raw {status}"
+            return web.Response(status=status, body=body, content_type="text/html")
         try:
             injected = self._injected.get(method.lower())
             if injected:

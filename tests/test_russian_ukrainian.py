@@ -48,6 +48,7 @@ class Speech:
     turn_off: str
     turn_on: str
     refresh: str
+    spend: str
     confirm: str
     yes: str
     cancel: str
@@ -76,6 +77,7 @@ RU = Speech(
     turn_off="Выключить память",
     turn_on="Включить память",
     refresh="Обновить",
+    spend="Расходы",
     confirm="Забыть «",
     yes="Да, забыть",
     cancel="Отмена",
@@ -103,6 +105,7 @@ UK = Speech(
     turn_off="Вимкнути пам’ять",
     turn_on="Увімкнути пам’ять",
     refresh="Оновити",
+    spend="Витрати",
     confirm="Забути «",
     yes="Так, забути",
     cancel="Скасувати",
@@ -220,7 +223,8 @@ async def test_a_whole_conversation_in_the_users_language(
         text, rows = place.shown(screen)
         assert text.startswith(s.title_topic if topic else s.title_chat), text
         assert s.fact in text and s.one_record in text
-        assert rows == [[s.forget_button], [s.turn_off, s.refresh]]
+        controls = [s.turn_off, s.refresh] + ([s.spend] if topic else [])  # spend: admins
+        assert rows == [[s.forget_button], controls]
         asked = await place.press(screen, s.forget_button)  # the confirm step, then back
         assert not asked.get("show_alert")
         assert place.shown(screen)[0].startswith(s.confirm)
@@ -238,7 +242,9 @@ async def test_a_whole_conversation_in_the_users_language(
         assert not await place.enabled()
         screen = await place.screen()
         text, rows = place.shown(screen)
-        assert s.is_off in text and rows[-1] == [s.turn_on, s.refresh]
+        assert s.is_off in text and rows[-1] == [s.turn_on, s.refresh] + (
+            [s.spend] if topic else []
+        )
         on = await place.say(s.on)
         assert on == (s.on_topic if topic else s.on_chat)
         assert await place.enabled()

@@ -100,10 +100,11 @@ async def test_the_screen_lists_forgets_with_confirmation_and_pages() -> None:
         await press(bot, refresh, screen)
         answered = await press(bot, refresh, screen)
         assert not answered.get("show_alert")
-        # A forged button with an unknown record: a short alert, nothing changes.
+        # A forged button with an unknown record: not a button of this screen, a short alert,
+        # nothing changes.
         forged = MemoryScreen(act="a", rid="mem_notarecord", owner=ADA).pack()
         alert = await press(bot, forged, screen)
-        assert alert["show_alert"] and "already gone" in alert["text"]
+        assert alert["show_alert"] and "no longer valid" in alert["text"]
         garbage = await press(bot, "bm:zz:0::1001", screen)
         assert garbage["show_alert"]
 
@@ -192,7 +193,7 @@ async def test_the_screen_lists_and_acts_only_on_what_the_reader_may_read() -> N
         for act in ("a", "f"):  # a forged confirm or forget of a record Bo may not read
             forged = MemoryScreen(act=act, rid=hers, page=0, owner=BO).pack()
             refused = await press(bot, forged, screen, user_id=BO, chat_id=GROUP)
-            assert refused["show_alert"] and "already gone" in refused["text"]
+            assert refused["show_alert"] and "no longer valid" in refused["text"]
         assert "standup" not in text_of(bot, screen, GROUP)
         assert await bot.memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 2
 

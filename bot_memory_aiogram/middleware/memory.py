@@ -119,7 +119,9 @@ class MemoryMiddleware(BaseMiddleware):
         try:
             result = await handler(event, data)
         except BaseException as exc:
-            await self._close(source, capture, data["bot"], message, failed=repr(exc)[:300])
+            # The exception's type only: its text can quote the user, and a request row is
+            # kept past forgets and sweeps.
+            await self._close(source, capture, data["bot"], message, failed=type(exc).__name__)
             raise
         finally:
             current_capture.reset(token)

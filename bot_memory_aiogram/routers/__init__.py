@@ -8,7 +8,7 @@ from bot_memory_aiogram.routers.chat_events import chat_events_router
 from bot_memory_aiogram.routers.miniapp import miniapp_router
 from bot_memory_aiogram.routers.outage import outage_router
 from bot_memory_aiogram.routers.requests import requests_router
-from bot_memory_aiogram.routers.screen import screen_router
+from bot_memory_aiogram.routers.screen import fallback_router, screen_router
 
 
 def get_routers(
@@ -25,6 +25,7 @@ def get_routers(
         screen_router(middleware),
         miniapp_router(middleware),
     ]
+    routers.append(fallback_router())  # presses on memory's messages nothing above took
     if reference_agent:
         routers.append(agent_router())
     return routers

@@ -14,6 +14,7 @@ from bot_memory.control import Outcome, acting
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
+from bot_memory.storable import storable
 from bot_memory.store import SourceMessage
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.directed import message_flags
@@ -53,7 +54,7 @@ class RecognizedRequest(Filter):
     """Passes a directed message that really asks for a memory action; injects it."""
 
     async def __call__(self, message: Message) -> bool | dict[str, Any]:
-        text = message.text or message.caption
+        text = storable(message.text or message.caption or "")  # as it was recorded
         if not text:
             return False
         quoted, forwarded = message_flags(message)
@@ -92,7 +93,7 @@ async def on_memory_request(
     except Exception as exc:  # a clear reply and a failed request, never a crashed handler
         log.exception("memory.request_failed", action=memory_request.action)
         text = t(language, "memory-error")
-        await deliver(message, bot, memory, memory_source, text, failed=repr(exc))
+        await deliver(message, bot, memory, memory_source, text, failed=type(exc).__name__)
         return
     log.info(
         "memory.request",

@@ -40,7 +40,11 @@ TITLE_CHARS = 80
 
 
 class MemoryScreen(CallbackData, prefix="bm"):
-    """p: page, a: ask to forget, f: forget, t: toggle, r: refresh."""
+    """p: page, a: ask to forget, f: forget, t: toggle, r: refresh, s: spend (admins).
+
+    Pressed data counts only if it is one of the buttons on the pressed message (Telegram keeps
+    the message and its keyboard): a client that sends other data (another owner, another
+    record) is refused, so nothing here has to be trusted or signed."""
 
     act: str
     page: int = 0
@@ -91,10 +95,6 @@ def render(
         when=s.last_run.date().isoformat() if s.last_run else "",
     )
     lines.append(Italic(status))
-    if p.admin and not p.private:
-        lines.append(
-            Italic(t("screen-spend", spent=f"${s.spent_usd:.2f}", budget=f"${p.budget_usd:.2f}"))
-        )
 
     def button(label: str, act: str, page: int = p.page, rid: str = "") -> InlineKeyboardButton:
         data = MemoryScreen(act=act, page=page, rid=rid, owner=owner).pack()
@@ -111,12 +111,14 @@ def render(
         paging.append(button(t("screen-next"), "p", page=p.page + 1))
     if paging:
         rows.append(paging)
-    rows.append(
-        [
-            button(t("screen-turn-off" if s.enabled else "screen-turn-on"), "t"),
-            button(t("screen-refresh"), "r"),
-        ]
-    )
+    controls = [
+        button(t("screen-turn-off" if s.enabled else "screen-turn-on"), "t"),
+        button(t("screen-refresh"), "r"),
+    ]
+    if p.admin and not p.private:
+        # Every member reads a group message: spend goes to the admin who asks, alone.
+        controls.append(button(t("screen-spend-button"), "s"))
+    rows.append(controls)
     return as_list(*lines, sep="\n\n"), InlineKeyboardMarkup(inline_keyboard=rows)
 
 
@@ -148,11 +150,22 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             pages = max(1, -(-summary.records // PAGE))
             page = min(max(page, 0), pages - 1)
             _, records = await memory.store.search_records(
-                scope, query=None, record_id=None, now=now, limit=PAGE, offset=page * PAGE
+                scope,
+                query=None,
+                record_id=None,
+                now=now,
+                limit=PAGE,
+                offset=page * PAGE,
+                while_off=True,  # what is kept while memory is off can be seen and forgotten
             )
         else:  # the host's read grants: list only what the one acting may read
             _, every = await memory.store.search_records(
-                scope, query=None, record_id=None, now=now, limit=summary.records + PAGE
+                scope,
+                query=None,
+                record_id=None,
+                now=now,
+                limit=summary.records + PAGE,
+                while_off=True,
             )
             readable = [r for r in every if await gate.readable(record_view(r))]
             summary = dataclasses.replace(summary, records=len(readable))
@@ -210,7 +223,8 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         async def alert(key: str) -> None:
             await query.answer(memory_texts(language, key), show_alert=True)
 
-        if not isinstance(message, Message):
+        if not isinstance(message, Message) or not on_message(message, query.data):
+            log.info("memory.screen_refused", reason="not a button of this message")
             return await alert("screen-invalid")
         chat = message.chat
         thread = message.message_thread_id if message.is_topic_message else None
@@ -232,9 +246,21 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         notice = ""
         now = datetime.now(UTC)
         act = callback_data.act
+        if act == "s":
+            # Fresh: spend is for admins now, not for whoever the cache remembers as one.
+            fresh = await gate.confirmed(who)
+            if not fresh.admin:
+                return await alert("memory-not-allowed")
+            summary = await memory.store.summary(scope, now)
+            spent, budget = summary.spent_usd, memory.settings.workspace_budget_usd
+            text = memory_texts(
+                language, "screen-spend", spent=f"${spent:.2f}", budget=f"${budget:.2f}"
+            )
+            await query.answer(text, show_alert=True)
+            return None
         if act in ("a", "f"):
             _, found = await memory.store.search_records(
-                scope, query=None, record_id=callback_data.rid, now=now, limit=1
+                scope, query=None, record_id=callback_data.rid, now=now, limit=1, while_off=True
             )
             if not found or not await gate.readable(record_view(found[0])):
                 return await alert("screen-gone")  # gone, forged, or not the presser's to read
@@ -290,6 +316,44 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         return None
 
     return router
+
+
+def fallback_router() -> Router:
+    """Presses on memory's messages (or with its prefix) that nothing else took: data that
+    does not parse, a forged or outdated button. Answered with a short alert, so the presser's
+    spinner stops; included after memory's other routers."""
+    router = Router(name="bot_memory.screen_fallback")
+
+    @router.callback_query(_ours)
+    async def unknown_press(query: CallbackQuery, memory_texts: Texts) -> None:
+        log.info("memory.screen_refused", reason="a press that does not parse")
+        language = memory_texts.for_user(query.from_user)
+        await query.answer(memory_texts(language, "screen-invalid"), show_alert=True)
+
+    return router
+
+
+def _ours(query: CallbackQuery) -> bool:
+    data = query.data or ""
+    if data == "bm" or data.startswith("bm:"):
+        return True
+    message = query.message
+    markup = message.reply_markup if isinstance(message, Message) else None
+    return markup is not None and any(
+        (b.callback_data or "").startswith(("bm:", "bm-"))
+        for row in markup.inline_keyboard
+        for b in row
+    )
+
+
+def on_message(message: Message, data: str | None) -> bool:
+    """Whether `data` is one of the buttons on this message, as Telegram keeps it."""
+    markup = message.reply_markup
+    return (
+        data is not None
+        and markup is not None
+        and any(b.callback_data == data for row in markup.inline_keyboard for b in row)
+    )
 
 
 _REPLY = {

@@ -37,6 +37,7 @@ screen-status = { $count ->
     [yes] last ran { $when }
    *[no] not run here yet
 }
+screen-spend-button = Spend
 screen-spend = Spent { $spent } of this workspace's { $budget } budget
 screen-forget = Forget { $n }
 screen-prev = ‹ Previous

@@ -40,6 +40,7 @@ screen-status = { $count ->
     [yes] последняя обработка: { $when }
    *[no] обработки здесь ещё не было
 }
+screen-spend-button = Расходы
 screen-spend = Потрачено { $spent } из бюджета { $budget } этого рабочего пространства
 screen-forget = Забыть { $n }
 screen-prev = ‹ Назад

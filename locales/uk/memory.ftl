@@ -40,6 +40,7 @@ screen-status = { $count ->
     [yes] остання обробка: { $when }
    *[no] обробки тут ще не було
 }
+screen-spend-button = Витрати
 screen-spend = Витрачено { $spent } із бюджету { $budget } цього робочого простору
 screen-forget = Забути { $n }
 screen-prev = ‹ Назад

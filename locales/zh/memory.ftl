@@ -33,6 +33,7 @@ screen-status = { $count } 条记忆 · { $pending ->
     [yes] 上次运行：{ $when }
    *[no] 尚未运行
 }
+screen-spend-button = 花费
 screen-spend = 本工作区已花费 { $spent }，预算 { $budget }
 screen-forget = 忘记 { $n }
 screen-prev = ‹ 上一页
