@@ -47,11 +47,11 @@ class ReferenceAgent:
         """One interactive request. Raises ModelError when no answer could be produced."""
         source = turn.source
         await turn.start()  # recall first: its membership verdict also governs the history
-        history = await self._history(turn)
         transcript: list[dict[str, Any]] = []
         for round_no in range(1, self._settings.agent_max_tool_rounds + 1):
-            # The memory block is asked for again each round: what was forgotten meanwhile
-            # is no longer listed.
+            # The memory block and the stored history are asked for again each round: what a
+            # tool call forgot (or an erasure removed) meanwhile is not shown again.
+            history = await self._history(turn)
             messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 *await turn.context_messages(),

@@ -142,7 +142,8 @@ async def forget(store: Store, memory_id: str) -> ControlResult:
     row = await store.pool.fetchrow(
         "SELECT r.workspace_id, s.scope_key, s.kind, s.bot_id, s.chat_id, s.user_id, s.topic_id,"
         " s.enabled, s.suspended, s.off_since, s.off_ranges, s.extracted_through, s.index_text,"
-        " s.index_ids, s.index_built_at, s.index_pending FROM memory_records r"
+        " s.index_ids, s.index_built_at, s.index_pending, s.index_candidates"
+        " FROM memory_records r"
         " JOIN memory_scopes s ON s.workspace_id = r.workspace_id AND s.scope_key = r.scope_key"
         " WHERE r.id = $1 LIMIT 1",
         memory_id,

@@ -128,6 +128,7 @@ async def unreadable_entries(gate: Gate, scope: Scope, row: RecallRow) -> set[st
             scope_key=scope.key,
             speaker_ids=entry.speaker_ids,
             thread_ids=entry.thread_ids,
+            source_ids=entry.source_ids,  # as the tools tell it: a hook may decide by source
         )
         if not await gate.readable(item):
             hidden.add(entry.id)

@@ -100,6 +100,8 @@ class MemoryRecord(_Strict):
 class ScopeIndex(_Strict):
     text: str = ""
     memory_ids: list[str] = Field(default_factory=list)
+    # Every record it was built from: its text may repeat any of them, so it goes with them.
+    candidates: list[str] = Field(default_factory=list)
     built_at: datetime | None = None
     pending: bool = False  # a record changed since the index was built
 
@@ -203,6 +205,7 @@ class RecallEntry(_Strict):
     thread_ids: list[int] = Field(default_factory=list)
     until: datetime | None = None  # the record is unavailable from this moment
     created_at: datetime | None = None
+    source_ids: list[str] = Field(default_factory=list)  # for the host's read grants
 
 
 class RecallRow(_Strict):
@@ -229,6 +232,7 @@ def recall_entry(r: MemoryRecord, summary_chars: int = 240) -> RecallEntry:
         thread_ids=r.thread_ids,
         until=r.available_until,
         created_at=r.created_at,
+        source_ids=r.source_ids,
     )
 
 

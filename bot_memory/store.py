@@ -465,10 +465,15 @@ class Store:
         )
 
     async def add_citations(
-        self, source: SourceMessage, source_ids: list[str], memory_ids: list[str]
+        self,
+        source: SourceMessage,
+        source_ids: list[str],
+        memory_ids: list[str],
+        *,
+        conn: asyncpg.Connection | None = None,
     ) -> None:
         """Returned sources enter the request's citation set; returned records count as given."""
-        await self.pool.execute(
+        await (conn or self.pool).execute(
             "UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
             "citation_source_ids || $3::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
             " unnest(recall_memory_ids || $4::text[])) WHERE workspace_id = $1 AND id = $2",
@@ -657,12 +662,18 @@ class Store:
         )
 
     async def given(
-        self, source: SourceMessage, memory_ids: list[str], source_ids: list[str], now: datetime
+        self,
+        source: SourceMessage,
+        memory_ids: list[str],
+        source_ids: list[str],
+        now: datetime,
+        *,
+        conn: asyncpg.Connection | None = None,
     ) -> None:
-        """Records a tool returned: they count as used (bookkeeping for retention only, so no
-        workspace lock: a prune deciding at the same moment waits on these row locks), their
-        records count as given to the request and their sources enter its citation set."""
-        await self.pool.execute(
+        """Records a tool returned: they count as used (retention), as given to the request,
+        and their sources enter its citation set (in the transaction that read them, when
+        given: an erasure then sees the citation, or the read does not see the record)."""
+        await (conn or self.pool).execute(
             "WITH used AS (UPDATE memory_records SET last_used_at = $5 WHERE workspace_id = $1"
             " AND id = ANY($3::text[]) AND last_used_at < $5::timestamptz - interval '1 minute')"
             " UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("

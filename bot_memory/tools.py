@@ -20,7 +20,7 @@ from bot_memory import control
 from bot_memory.access import Access, Gate, ItemView, Membership, Requester
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
-from bot_memory.lookup import find_excerpts
+from bot_memory.lookup import find_excerpts, find_records
 from bot_memory.models.base import ChatModel
 from bot_memory.settings import MemorySettings
 from bot_memory.state import MemoryRecord, message_id_of, source_id
@@ -231,26 +231,39 @@ class ToolExecutor:
         limit = min(args.limit, self._settings.query_max_results)
         now = datetime.now(UTC)
         gate = self.gate_for(ctx)
-        found: list[MemoryRecord] = []
-        offset = 0
-        while len(found) < limit:
-            standing, page = await self._store.search_records(
-                scope, query=args.query, record_id=args.id, now=now, limit=limit, offset=offset
-            )
-            if standing == "gone":
-                raise WorkspaceGone(scope.workspace)
-            if standing == "unavailable":
-                return {"error": "memory is unavailable in this chat", "results": []}
-            if standing == "off":
-                return {"error": "memory is turned off in this chat", "results": []}
-            for record in page:
-                if len(found) < limit and await gate.readable(record_view(record)):
-                    found.append(record)
-            if len(page) < limit:
-                break
-            offset += limit
-        cap = self._settings.query_max_source_ids
-        shown = {r.id: shown_sources(r)[:cap] for r in found}
+        # The read and the citation of what it returns happen under the workspace lock, as
+        # erasure does: an erasure either comes first (nothing erased is returned) or sees
+        # the citation (and the answer given with it is stored content-free).
+        async with self._store.locked(scope.workspace) as tx:
+            found: list[MemoryRecord] = []
+            offset = 0
+            while len(found) < limit:
+                standing, page = await find_records(
+                    tx.conn,
+                    scope,
+                    query=args.query,
+                    record_id=args.id,
+                    now=now,
+                    limit=limit,
+                    offset=offset,
+                )
+                if standing == "gone":
+                    raise WorkspaceGone(scope.workspace)
+                if standing == "unavailable":
+                    return {"error": "memory is unavailable in this chat", "results": []}
+                if standing == "off":
+                    return {"error": "memory is turned off in this chat", "results": []}
+                for record in page:
+                    if len(found) < limit and await gate.readable(record_view(record)):
+                        found.append(record)
+                if len(page) < limit:
+                    break
+                offset += limit
+            cap = self._settings.query_max_source_ids
+            shown = {r.id: shown_sources(r)[:cap] for r in found}
+            cited = [sid for r in found for sid in shown[r.id]]
+            if found:
+                await self._store.given(ctx.source, [r.id for r in found], cited, now, conn=tx.conn)
         results = [
             {
                 "id": r.id,
@@ -265,9 +278,6 @@ class ToolExecutor:
             }
             for r in found
         ]
-        cited = [sid for r in found for sid in shown[r.id]]
-        if found:
-            await self._store.given(ctx.source, [r.id for r in found], cited, now)
         return {"results": results}
 
     async def _manage(self, args: ManageArgs, ctx: ToolContext, call_id: str) -> dict[str, Any]:
@@ -351,40 +361,43 @@ class ToolExecutor:
             # Memory off covers the chat's stored words too, as it covers its memories.
             return {"error": "memory is turned off in this chat", "excerpts": []}
         limit = min(args.limit, self._settings.query_max_results)
-        rows, ranked = await find_excerpts(
-            self._store.pool,
-            scope,
-            current_message_id=source.message_id,
-            around=[m for m in (message_id_of(s) for s in args.source_ids) if m is not None],
-            query=args.query,
-            limit=limit * 2,  # room for what the host's read grants withhold
-        )
         gate = self.gate_for(ctx)
-        excerpts = []
-        for row in rows:
-            view = ItemView(
-                kind="message",
-                id=source_id(row["id"]),
-                scope_key=scope.key,
-                speaker_ids=[row["speaker_id"]],
-                thread_ids=[row["thread_id"]],
+        async with self._store.locked(scope.workspace) as tx:  # as in _query: erasure sees it
+            rows, ranked = await find_excerpts(
+                tx.conn,
+                scope,
+                current_message_id=source.message_id,
+                around=[m for m in (message_id_of(s) for s in args.source_ids) if m is not None],
+                query=args.query,
+                limit=limit * 2,  # room for what the host's read grants withhold
             )
-            if not await gate.readable(view):
-                continue
-            text = row["text"]
-            excerpts.append(
-                {
-                    "source_id": view.id,
-                    "role": row["role"],
-                    "speaker_id": row["speaker_id"],
-                    "thread_id": row["thread_id"],
-                    "date": row["sent_at"].isoformat(timespec="seconds"),
-                    "text": text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…",
-                }
-            )
-        excerpts = excerpts[:limit] if ranked else excerpts[-limit:]  # the best, or the newest
-        if excerpts:
-            await self._store.add_citations(source, [e["source_id"] for e in excerpts], [])
+            excerpts = []
+            for row in rows:
+                view = ItemView(
+                    kind="message",
+                    id=source_id(row["id"]),
+                    scope_key=scope.key,
+                    speaker_ids=[row["speaker_id"]],
+                    thread_ids=[row["thread_id"]],
+                )
+                if not await gate.readable(view):
+                    continue
+                text = row["text"]
+                excerpts.append(
+                    {
+                        "source_id": view.id,
+                        "role": row["role"],
+                        "speaker_id": row["speaker_id"],
+                        "thread_id": row["thread_id"],
+                        "date": row["sent_at"].isoformat(timespec="seconds"),
+                        "text": text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…",
+                    }
+                )
+            excerpts = excerpts[:limit] if ranked else excerpts[-limit:]  # the best, or newest
+            if excerpts:
+                await self._store.add_citations(
+                    source, [e["source_id"] for e in excerpts], [], conn=tx.conn
+                )
         return {"excerpts": excerpts}
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from bot_memory.framing import data_json
 from bot_memory.models.base import Usage
 from bot_memory.recall import RecallContext
+from bot_memory.redaction import redact_value
 from bot_memory.store import SourceMessage, UsageEntry
 from bot_memory.tools import TOOLS, ToolContext
 
@@ -108,7 +109,9 @@ class Turn:
         return {
             "role": "tool",
             "tool_call_id": call_id,
-            "content": data_json(result),  # what it returns is data: no markup gets through
+            # Redacted value by value before it becomes JSON (a pattern that matches raw text
+            # misses its escaped form), and data: no markup gets through.
+            "content": data_json(redact_value(result)),
         }
 
     async def record_usage(

@@ -59,7 +59,8 @@ _SOURCES = (
 )
 _SCOPE_COLUMNS = (
     "scope_key, kind, bot_id, chat_id, user_id, topic_id, enabled, suspended, off_since,"
-    " off_ranges, extracted_through, index_text, index_ids, index_built_at, index_pending"
+    " off_ranges, extracted_through, index_text, index_ids, index_built_at, index_pending,"
+    " index_candidates"
 )
 
 
@@ -103,6 +104,7 @@ def scope_from_row(workspace: str, row: asyncpg.Record) -> ScopeState:
         index=ScopeIndex(
             text=row["index_text"],
             memory_ids=list(row["index_ids"]),
+            candidates=list(row["index_candidates"]),
             built_at=row["index_built_at"],
             pending=row["index_pending"],
         ),
@@ -419,10 +421,14 @@ class WorkspaceTx:
         return {r["message_id"] for r in rows}
 
     async def add_tombstones(self, scope_key: str, message_ids: Iterable[int]) -> int:
-        """Content-free: only the IDs of what was forgotten, so extraction cannot restore it."""
+        """Content-free: only the IDs of what was forgotten, so extraction cannot restore it.
+        A record still built on any of them becomes unavailable (it says what was forgotten)."""
         ids = sorted(set(message_ids))
         if not ids:
             return 0
+        await self.invalidate(
+            [r for r in await self.dependents(ids) if r.valid], "a source was forgotten"
+        )
         result: str = await self.conn.execute(
             "INSERT INTO tombstones (workspace_id, scope_key, message_id)"
             " SELECT $1, $2, unnest($3::bigint[]) ON CONFLICT DO NOTHING",
@@ -468,8 +474,8 @@ class WorkspaceTx:
         if state.key in self._reshaped:
             removed = self._reshaped[state.key]
             shown = {e.id for e in [*before.directory, *before.index_entries]}
-            if removed is None or removed & shown:
-                return None  # something it showed went: ask the database
+            if removed is None or removed & (shown | set(state.index.candidates)):
+                return None  # something it showed (or its index was built from) went
         newest = list(reversed(added))
         oldest_new = min(e.created_at for e in added if e.created_at is not None)
         if len(newest) > 1 or any(
@@ -488,23 +494,35 @@ class WorkspaceTx:
     async def _recall_row(self, state: ScopeState) -> RecallRow:
         # One query: the newest valid records (the directory) and the ones the index names,
         # each read by index; only their first characters leave the server.
+        # Sources too: the host's read-grant hook is told them at recall.
         columns = _RECORD_COLUMNS.replace("r.summary", "left(r.summary, $5) AS summary")
+        columns += ", " + _SOURCES
+        left = (
+            "(SELECT count(*) FROM memory_records c WHERE c.workspace_id = $1"
+            " AND c.id = ANY($6::text[]) AND c.valid) AS candidates_left"
+        )
         rows = await self.conn.fetch(
-            f"(SELECT {columns}, true AS newest FROM memory_records r WHERE r.workspace_id = $1"
-            " AND r.scope_key = $2 AND r.valid ORDER BY r.created_at DESC, r.id DESC LIMIT $3)"
-            f" UNION ALL (SELECT {columns}, false FROM memory_records r WHERE r.workspace_id = $1"
-            " AND r.id = ANY($4::text[]) AND r.valid)",
+            f"(SELECT {columns}, true AS newest, {left} FROM memory_records r"
+            " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.valid"
+            " ORDER BY r.created_at DESC, r.id DESC LIMIT $3)"
+            f" UNION ALL (SELECT {columns}, false, {left} FROM memory_records r"
+            " WHERE r.workspace_id = $1 AND r.id = ANY($4::text[]) AND r.valid)",
             self.workspace,
             state.key,
             self.limits.directory_max,
             state.index.memory_ids,
             RECALL_SUMMARY_CHARS,
+            state.index.candidates,
         )
         newest = [record_from_row(r) for r in rows if r["newest"]]
         by_id = {r["id"]: record_from_row(r) for r in rows}
         indexed = [by_id[i] for i in state.index.memory_ids if i in by_id]
-        if len(indexed) != len(state.index.memory_ids):
-            # The index names a record that is gone: its text must never be shown again.
+        candidates_left = rows[0]["candidates_left"] if rows else 0
+        if len(indexed) != len(state.index.memory_ids) or candidates_left != len(
+            set(state.index.candidates)
+        ):
+            # The index names a record that is gone, or was built from one (its text may
+            # repeat any of them): its text must never be shown again.
             state.index = ScopeIndex(pending=bool(newest))
             indexed = []
         elif not newest:
@@ -524,9 +542,9 @@ async def _upsert_scope(
         )
         INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
             topic_id, enabled, suspended, off_since, off_ranges, extracted_through, index_text,
-            index_ids, index_built_at, index_pending, recall, due_at)
+            index_ids, index_built_at, index_pending, recall, due_at, index_candidates)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
-            $17::jsonb, CASE WHEN $16 AND $8 AND NOT $9 THEN 'epoch'::timestamptz END)
+            $17::jsonb, CASE WHEN $16 AND $8 AND NOT $9 THEN 'epoch'::timestamptz END, $19)
         ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
             -- A pending index is due at once, whatever clock the planner runs on.
             due_at = CASE WHEN EXCLUDED.index_pending AND EXCLUDED.enabled
@@ -536,7 +554,8 @@ async def _upsert_scope(
             off_since = EXCLUDED.off_since, off_ranges = EXCLUDED.off_ranges,
             extracted_through = EXCLUDED.extracted_through, index_text = EXCLUDED.index_text,
             index_ids = EXCLUDED.index_ids, index_built_at = EXCLUDED.index_built_at,
-            index_pending = EXCLUDED.index_pending, recall = EXCLUDED.recall
+            index_pending = EXCLUDED.index_pending, recall = EXCLUDED.recall,
+            index_candidates = EXCLUDED.index_candidates
         """,
         s.workspace,
         s.key,
@@ -556,6 +575,7 @@ async def _upsert_scope(
         state.index.pending,
         recall.model_dump_json(),
         version,
+        state.index.candidates,
     )
 
 

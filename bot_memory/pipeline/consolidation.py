@@ -166,6 +166,7 @@ async def _commit(ctx: PipelineContext, job: Job, out: ConsolidationOutput, now:
             return
         state.index.text = out.index
         state.index.memory_ids = list(out.memory_ids)
+        state.index.candidates = sorted(pinned)  # what its text may repeat
         state.index.built_at = now
         # A record that arrived after the snapshot keeps the index pending (and the scope due).
         newer = set(current) - set(pinned)
