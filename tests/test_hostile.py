@@ -127,3 +127,30 @@ async def test_the_screen_lists_what_is_kept_while_memory_is_off() -> None:
         screen = bot.emu.sent[-1].result["message_id"]
         text = text_of(bot, screen)
         assert "locker is 12" in text and "Memory is off" in text
+
+
+def raising(memory: Memory) -> Dispatcher:
+    from aiogram import F
+    from aiogram.types import Message
+
+    dp = Dispatcher()
+
+    @dp.message(F.text)
+    async def crash(message: Message) -> None:
+        raise ValueError(f"could not parse {message.text!r}")  # quotes what the user said
+
+    setup(dp, memory)
+    return dp
+
+
+async def test_a_handlers_exception_text_is_not_kept() -> None:
+    async with running_bot(raising, workspace="test") as bot:
+        bot.send("my secret plan is Zebra")
+        await bot.settled()
+        [request] = await bot.memory.store.pool.fetch("SELECT status, error FROM requests")
+        assert (request["status"], request["error"]) == ("failed", "ValueError")
+        traces = await bot.memory.find_traces("test", texts=["Zebra"])
+        assert {(t.table, t.column) for t in traces} == {
+            ("messages", "text"),
+            ("messages", "search"),
+        }
