@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aiogram import Bot, F, Router
+from aiogram import Bot, Router
 from aiogram.filters import StateFilter
 from aiogram.types import Message
 
@@ -11,7 +11,7 @@ from bot_memory.models.base import ModelError
 from bot_memory.service import Memory
 from bot_memory.turn import Turn
 from bot_memory_aiogram.i18n import Texts
-from bot_memory_aiogram.routers.common import Directed, deliver
+from bot_memory_aiogram.routers.common import Directed, deliver, has_text
 
 log = get_logger(__name__)
 
@@ -19,7 +19,7 @@ log = get_logger(__name__)
 def agent_router() -> Router:
     router = Router(name="bot_memory.agent")
     router.message.filter(Directed(), StateFilter(None))
-    router.message.register(on_directed_message, F.text | F.caption)
+    router.message.register(on_directed_message, has_text)
     return router
 
 

@@ -16,6 +16,7 @@ from bot_memory.access import MemberStatus
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware
+from bot_memory_aiogram.routers.common import chat_moved, timer_changed
 
 log = get_logger(__name__)
 
@@ -68,7 +69,7 @@ def chat_events_router(middleware: MemoryMiddleware) -> Router:
         )
         raise SkipHandler
 
-    @router.message(F.migrate_to_chat_id | F.migrate_from_chat_id)
+    @router.message(chat_moved)
     async def on_upgrade(message: Message, bot: Bot, memory: Memory) -> None:
         if message.migrate_to_chat_id:
             old, new = message.chat.id, message.migrate_to_chat_id
@@ -93,7 +94,7 @@ def chat_events_router(middleware: MemoryMiddleware) -> Router:
             )
         raise SkipHandler
 
-    @router.message(F.message_auto_delete_timer_changed)
+    @router.message(timer_changed)
     async def on_timer(message: Message, bot: Bot, memory: Memory) -> None:
         timer = message.message_auto_delete_timer_changed
         assert timer is not None

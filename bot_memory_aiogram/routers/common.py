@@ -24,6 +24,22 @@ class Directed(Filter):
         return memory_source is not None
 
 
+# Filters memory checks on every message are coroutines: aiogram runs a plain callable (a
+# magic F filter included) in a worker thread, a thread hop per message per filter.
+
+
+async def has_text(message: Message) -> bool:
+    return bool(message.text or message.caption)
+
+
+async def chat_moved(message: Message) -> bool:
+    return bool(message.migrate_to_chat_id or message.migrate_from_chat_id)
+
+
+async def timer_changed(message: Message) -> bool:
+    return message.message_auto_delete_timer_changed is not None
+
+
 def clip(text: str) -> str:
     return text if len(text) <= TELEGRAM_TEXT_LIMIT else text[: TELEGRAM_TEXT_LIMIT - 1] + "…"
 

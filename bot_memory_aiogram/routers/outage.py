@@ -4,12 +4,12 @@ database is back; a host's own handlers still run for everything else."""
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from aiogram import Router
 from aiogram.filters import Filter
 from aiogram.types import Message
 
 from bot_memory_aiogram.i18n import Texts
-from bot_memory_aiogram.routers.common import clip
+from bot_memory_aiogram.routers.common import clip, has_text
 from bot_memory_aiogram.routers.requests import RecognizedRequest
 
 
@@ -23,7 +23,7 @@ def outage_router(*, reference_agent: bool) -> Router:
     router.message.filter(MemoryUnavailableNow())
     router.message.register(notice, RecognizedRequest())
     if reference_agent:
-        router.message.register(notice, F.text | F.caption)
+        router.message.register(notice, has_text)
     return router
 
 
