@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-app test soak bench lint eval clean
+.PHONY: demo demo-app test test-quick soak bench lint eval clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo-app: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The inner loop: pure logic and single-database tests, no whole bots over HTTP or browsers.
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The fault suite many times over (a few minutes): SOAK_RUNS=30 make soak for longer.
 soak: $(STAMP)
