@@ -19,6 +19,7 @@ from typing import Self
 from bot_memory import control, retention, tenancy
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester
 from bot_memory.agent import ReferenceAgent
+from bot_memory.closing import RequestCloser
 from bot_memory.control import ControlResult
 from bot_memory.database import Database, is_connection_error
 from bot_memory.intents import MemoryRequest
@@ -32,7 +33,7 @@ from bot_memory.recall import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
 from bot_memory.storable import storable
-from bot_memory.store import ChatInfo, RequestStatus, SourceMessage, Store
+from bot_memory.store import ChatInfo, Closing, RequestStatus, SourceMessage, Store
 from bot_memory.tools import ToolContext, ToolExecutor
 from bot_memory.traces import After, Trace, find_traces
 from bot_memory.turn import Turn
@@ -72,6 +73,7 @@ class Memory:
     tools: ToolExecutor
     agent: ReferenceAgent
     access: Access
+    closer: RequestCloser
     _marked: dict[str, datetime] = field(default_factory=dict)  # scope -> last use written
     _held: deque[_Held] = field(default_factory=deque)
     _drainer: asyncio.Task[None] | None = None
@@ -139,6 +141,11 @@ class Memory:
             tools=tools,
             agent=ReferenceAgent(store, model, settings),
             access=access,
+            closer=RequestCloser(
+                store,
+                idle_seconds=settings.idle_window_seconds,
+                linger_seconds=settings.request_close_linger_seconds,
+            ),
         )
 
     async def close(self) -> None:
@@ -147,6 +154,7 @@ class Memory:
         if self._closed:
             return
         self._closed = True
+        await self.closer.flush()
         if self._drainer is not None:
             self._drainer.cancel()
         if self.worker.started:
@@ -488,6 +496,26 @@ class Memory:
             error=error,
             kind=kind,
         )
+
+    def close_later(
+        self,
+        source: SourceMessage,
+        *,
+        status: RequestStatus,
+        error: str | None = None,
+        kind: str | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        """Close a request that has no answer to keep (failed, unanswered), soon and together
+        with others, in one statement; `flush()` waits for it. Closing is once, as `finish`."""
+        if status == "succeeded":
+            raise ValueError("a succeeded request keeps its answer: use finish()")
+        closing = Closing(source.request_id, status, now or datetime.now(UTC), error, kind)
+        self.closer.close_later(closing)
+
+    async def flush(self) -> None:
+        """Wait until every request closed with close_later() is written."""
+        await self.closer.flush()
 
     # --- recall and control -----------------------------------------------------------------
 

@@ -76,6 +76,9 @@ class MemorySettings(BaseSettings):
     open_request_abandon_seconds: float = 6 * 3600.0
     # Any other request still open this long was lost with its process: it stops holding too.
     request_timeout_seconds: float = 900.0
+    # Requests closed with nothing to keep (unanswered, failed) are written together, one
+    # statement for all closed within this long, off the handler's path.
+    request_close_linger_seconds: float = 0.01
     finished_job_retention_days: float = 7.0  # finished job rows, for operators
 
     # --- budgets (dollars) --------------------------------------------------------------------

@@ -52,6 +52,17 @@ class SourceMessage:
 
 
 @dataclass(frozen=True)
+class Closing:
+    """A request to close with no answer to keep: failed, unanswered, or a command's."""
+
+    request_id: int
+    status: RequestStatus
+    at: datetime
+    error: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
 class HistoryMessage:
     message_id: int
     role: Literal["user", "assistant"]
@@ -311,7 +322,8 @@ class Store:
         answer as the assistant message, which depends on the sources of every record the
         request was given and is retained no longer than the earliest of them."""
         if status != "succeeded" or answer_text is None:
-            return await self._close_unanswered(source, status, now, idle_seconds, error, kind)
+            closing = Closing(source.request_id, status, now, error, kind)
+            return bool(await self.close_unanswered([closing], idle_seconds=idle_seconds))
         async with self.pool.acquire() as conn, conn.transaction():
             # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
             current = await conn.fetchrow(
@@ -394,50 +406,56 @@ class Store:
             await schedule_scope(conn, scope, now=now, idle_seconds=idle_seconds)
             return True
 
-    async def _close_unanswered(
-        self,
-        source: SourceMessage,
-        status: RequestStatus,
-        now: datetime,
-        idle_seconds: float,
-        error: str | None,
-        kind: str | None,
-    ) -> bool:
-        """Close a request that has no answer to keep (failed, unanswered, ...) and schedule its
-        scope, in one statement: this runs for every directed message nothing answered."""
-        closed: int = await self.pool.fetchval(
+    async def close_unanswered(self, closings: list[Closing], *, idle_seconds: float) -> list[int]:
+        """Close requests that have no answer to keep (failed, unanswered, ...) and schedule
+        their scopes, in one statement however many: this runs for every directed message
+        nothing answered. Each request closes once (the first closing of it counts); returns the
+        IDs closed now."""
+        first: dict[int, Closing] = {}
+        for c in closings:
+            first.setdefault(c.request_id, c)
+        rows = list(first.values())
+        closed = await self.pool.fetch(
             """
-            WITH closed AS (
-                UPDATE requests SET status = $2, error = $3, updated_at = now(),
-                    finished_at = $4, kind = coalesce($5, kind)
-                WHERE id = $1 AND status = ANY($7::text[])
-                RETURNING workspace_id, scope_key, scope
+            WITH given AS (
+                SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],
+                    $4::timestamptz[], $5::text[]) AS g(id, status, error, at, kind)
+            ), closed AS (
+                UPDATE requests r SET status = g.status, error = g.error, updated_at = now(),
+                    finished_at = g.at, kind = coalesce(g.kind, r.kind)
+                FROM given g
+                WHERE r.id = g.id AND r.status = ANY($7::text[])
+                RETURNING r.id, r.workspace_id, r.scope_key, r.scope, g.at
+            ), per_scope AS (
+                -- one row per scope: an upsert may not touch a row twice in one statement
+                SELECT DISTINCT ON (workspace_id, scope_key) * FROM closed
+                ORDER BY workspace_id, scope_key, at DESC
             ), scheduled AS (
                 INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id,
                     user_id, topic_id, last_activity, due_at, suspended)
                 SELECT c.workspace_id, c.scope_key, c.scope->>'kind',
                     (c.scope->>'bot_id')::bigint, (c.scope->>'chat_id')::bigint,
-                    (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, $4,
-                    $4::timestamptz + make_interval(secs => $6),
+                    (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, c.at,
+                    c.at + make_interval(secs => $6),
                     coalesce((SELECT NOT h.bot_active FROM chats h
                               WHERE h.bot_id = (c.scope->>'bot_id')::bigint
                               AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
-                FROM closed c
+                FROM per_scope c
             """
             + _RESCHEDULE
             + """
             )
-            SELECT count(*) FROM closed
+            SELECT id FROM closed
             """,
-            source.request_id,
-            status,
-            error,
-            now,
-            kind,
+            [c.request_id for c in rows],
+            [c.status for c in rows],
+            [c.error for c in rows],
+            [c.at for c in rows],
+            [c.kind for c in rows],
             idle_seconds,
             list(OPEN_STATUSES),
         )
-        return closed > 0
+        return [r["id"] for r in closed]
 
     async def keep_open(self, source: SourceMessage) -> None:
         """The host answers this request later and closes it itself."""

@@ -6,6 +6,11 @@ request. When the handler returns, the update middleware closes the request with
 succeeded with the answer (several sends become one answer), failed when the handler raised,
 unanswered when nothing handled it or nothing was sent.
 
+A handler may also return its answer (`return message.answer("...")`): aiogram sends it after
+the handler, through the session (polling, webhooks handled in the background: the capture sees
+it go and closes the request with the message Telegram returns) or as the webhook's HTTP
+response (never seen here: the request is closed with the method's text).
+
 Handlers can say more with aiogram flags, `@router.message(..., flags={"memory": ...})`:
 "skip" (not memory-worthy: never a conversation source), "keep_open" (the host answers later
 and calls memory.finish itself), "source" (a command whose exchange should become memory).
@@ -13,7 +18,8 @@ and calls memory.finish itself), "source" (a command whose exchange should becom
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +44,60 @@ class Capture:
     chat_id: int
     sent: list[Message] = field(default_factory=list)
     flag: str | None = None
+    returned_text: str | None = None  # a returned answer that went in a webhook response
 
     def answer_text(self) -> str | None:
         parts = [m.text or m.caption for m in self.sent if m.text or m.caption]
+        parts.append(self.returned_text)
         return "\n\n".join(p for p in parts if p) or None
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.sent) or self.returned_text is not None
+
+
+Close = Callable[[str | None], Coroutine[Any, Any, None]]  # close(failed error type or None)
+
+
+@dataclass
+class _Returned:
+    method: TelegramMethod[Any]
+    capture: Capture
+    close: Close
+    seen: bool = False
+
+
+# Answers handlers returned, until aiogram sends them: id(method) -> what closes the request.
+_expected: dict[int, _Returned] = {}
+_closing: set[asyncio.Task[None]] = set()
+
+
+def returned_answer(result: object, capture: Capture) -> bool:
+    """A handler returned a method that sends a message to the chat it answers."""
+    return (
+        isinstance(result, TelegramMethod)
+        and getattr(result, "__returning__", None) is Message
+        and str(getattr(result, "chat_id", None)) == str(capture.chat_id)
+    )
+
+
+def expect_returned(method: TelegramMethod[Any], capture: Capture, close: Close) -> None:
+    entry = _Returned(method, capture, close)
+    _expected[id(method)] = entry
+    # Polling and background webhooks hand the method to the session before the event loop
+    # runs anything else; a webhook that answers in its HTTP response never does.
+    asyncio.get_running_loop().call_soon(_not_through_session, entry)
+
+
+def _not_through_session(entry: _Returned) -> None:
+    if entry.seen:
+        return
+    _expected.pop(id(entry.method), None)
+    text = getattr(entry.method, "text", None) or getattr(entry.method, "caption", None)
+    entry.capture.returned_text = text if isinstance(text, str) else ""
+    task = asyncio.create_task(entry.close(None))
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
 
 
 current_capture: ContextVar[Capture | None] = ContextVar("bot_memory_capture", default=None)
@@ -56,6 +112,9 @@ class AnswerCapture(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
+        entry = _expected.pop(id(method), None)
+        if entry is not None and entry.method is method:
+            return await _send_returned(entry, make_request, bot, method)
         # aiogram hands the parsed result through this chain (a Message for sendMessage).
         result: Any = await make_request(bot, method)
         capture = current_capture.get()
@@ -65,6 +124,24 @@ class AnswerCapture(BaseRequestMiddleware):
                 m for m in sent if isinstance(m, Message) and m.chat.id == capture.chat_id
             ]
         return result  # type: ignore[no-any-return]
+
+
+async def _send_returned(
+    entry: _Returned,
+    make_request: NextRequestMiddlewareType[TelegramType],
+    bot: Bot,
+    method: TelegramMethod[TelegramType],
+) -> Response[TelegramType]:
+    entry.seen = True
+    try:
+        result: Any = await make_request(bot, method)
+    except BaseException as exc:
+        await entry.close(type(exc).__name__)  # Telegram refused it: the request failed
+        raise
+    if isinstance(result, Message):
+        entry.capture.sent.append(result)
+    await entry.close(None)
+    return result  # type: ignore[no-any-return]
 
 
 def watch(bot: Bot) -> None:

@@ -18,7 +18,13 @@ from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope, resolve_scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.store import SourceMessage
-from bot_memory_aiogram.middleware.answers import Capture, current_capture, watch
+from bot_memory_aiogram.middleware.answers import (
+    Capture,
+    current_capture,
+    expect_returned,
+    returned_answer,
+    watch,
+)
 from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
 
 log = get_logger(__name__)
@@ -125,6 +131,16 @@ class MemoryMiddleware(BaseMiddleware):
             raise
         finally:
             current_capture.reset(token)
+        if returned_answer(result, capture) and capture.flag not in ("keep_open", "skip"):
+            # `return message.answer(...)`: aiogram sends it after this returns; the request is
+            # closed when it is sent (or when it is found to have gone in a webhook response).
+            bot = data["bot"]
+
+            async def close(failed: str | None) -> None:
+                await self._close(source, capture, bot, message, failed=failed)
+
+            expect_returned(result, capture, close)
+            return result
         await self._close(source, capture, data["bot"], message, unhandled=result is UNHANDLED)
         return result
 
@@ -139,7 +155,8 @@ class MemoryMiddleware(BaseMiddleware):
         unhandled: bool = False,
     ) -> None:
         """Close the request with what happened (a finish the host or a router already made
-        stands: closing is once)."""
+        stands: closing is once). With nothing to keep, the closing is written later, together
+        with others (no second statement on the handler's path)."""
         try:
             if capture.flag == "keep_open":
                 await self._memory.store.keep_open(source)
@@ -148,15 +165,15 @@ class MemoryMiddleware(BaseMiddleware):
             if _is_command(message) and capture.flag != "source":
                 kind = "command"  # recorded and answered, but not a conversation source
             if failed is not None:
-                await self._memory.finish(source, status="failed", error=failed, kind=kind)
-            elif unhandled or capture.flag == "skip" or not capture.sent:
-                await self._memory.finish(source, status="unanswered", kind=kind)
+                self._memory.close_later(source, status="failed", error=failed, kind=kind)
+            elif unhandled or capture.flag == "skip" or not capture.answered:
+                self._memory.close_later(source, status="unanswered", kind=kind)
             else:
                 await self._memory.finish(
                     source,
                     status="succeeded",
                     answer_text=capture.answer_text(),
-                    answer_telegram_id=capture.sent[0].message_id,
+                    answer_telegram_id=capture.sent[0].message_id if capture.sent else None,
                     bot_id=bot.id,
                     kind=kind,
                 )

@@ -1,0 +1,62 @@
+"""Requests that end with nothing to keep, closed in batches off the handler's path.
+
+Every directed message nothing answered (and every failed one) is closed with a status; doing
+that while the handler returns costs each message a second statement. Closings queue here
+instead and are written together, one statement for all that arrived within a short linger, by
+a task of their own. A closing lost with its process (a crash before the write) is not lost
+to memory: a request left open is closed by the request timeout (`request_timeout_seconds`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from bot_memory.logs import get_logger
+from bot_memory.store import Closing, Store
+
+log = get_logger(__name__)
+
+
+class RequestCloser:
+    def __init__(self, store: Store, *, idle_seconds: float, linger_seconds: float) -> None:
+        self._store = store
+        self._idle_seconds = idle_seconds
+        self._linger = linger_seconds
+        self._queue: list[Closing] = []
+        self._task: asyncio.Task[None] | None = None
+        self._hurry = asyncio.Event()  # flush(): write what is queued without lingering
+
+    def close_later(self, closing: Closing) -> None:
+        self._queue.append(closing)
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="bot_memory.request_closer")
+
+    async def flush(self) -> None:
+        """Return once every closing queued before this call is written (or failed)."""
+        while self._task is not None and not self._task.done():
+            self._hurry.set()
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._task)
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue)
+
+    async def _run(self) -> None:
+        while self._queue:
+            if self._linger > 0 and not self._hurry.is_set():
+                # Messages keep arriving while this waits: their closings join this statement.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), self._linger)
+            batch, self._queue = self._queue, []
+            try:
+                await self._store.close_unanswered(batch, idle_seconds=self._idle_seconds)
+            except Exception as exc:  # the requests stay open; the request timeout closes them
+                log.warning(
+                    "memory.close_deferred",
+                    requests=len(batch),
+                    error=type(exc).__name__,
+                    detail=str(exc)[:200],
+                )
+        self._hurry.clear()

@@ -1,0 +1,87 @@
+"""How requests close: answers a handler returns instead of awaiting (aiogram sends them after
+the handler), and closings with nothing to keep written together, off the handler's path."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiogram import Dispatcher, F
+from aiogram.types import Message
+
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory_aiogram import setup
+from bot_memory_aiogram.testing import running_bot
+
+SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
+
+
+def returning(memory: Memory) -> Dispatcher:
+    dp = Dispatcher()
+    setup(dp, memory)
+
+    @dp.message(F.text)
+    async def echo(message: Message) -> object:
+        return message.answer(f"you said: {message.text}")
+
+    return dp
+
+
+async def test_an_answer_a_handler_returns_is_kept_under_polling() -> None:
+    async with running_bot(returning, workspace="test") as bot:
+        assert await bot.say("my boat is called Aurora") == "you said: my boat is called Aurora"
+        await bot.settled()
+        pool = bot.memory.store.pool
+        row = await pool.fetchrow(
+            "SELECT r.status, a.text, a.telegram_message_id FROM requests r"
+            " JOIN messages a ON a.id = r.answer_message_id"
+        )
+        assert row is not None, "the returned answer was not kept"
+        assert row["status"] == "succeeded"
+        assert row["text"] == "you said: my boat is called Aurora"
+        assert row["telegram_message_id"] == bot.emu.sent[-1].result["message_id"]
+        await bot.idle()  # a conversation now: it becomes memory
+        assert any("Aurora" in m for m in await bot.memories())
+
+
+async def test_a_returned_answer_telegram_refuses_fails_the_request() -> None:
+    async with running_bot(returning, workspace="test") as bot:
+        bot.emu.inject_error("sendMessage", description="Bad Request: message is too long")
+        bot.send("hello")
+        await bot.settled()
+        status, error = await bot.memory.store.pool.fetchrow(
+            "SELECT status, error FROM requests"
+        )
+        assert (status, error) == ("failed", "TelegramBadRequest")
+
+
+async def test_closings_with_nothing_to_keep_are_one_statement(memory: Memory) -> None:
+    now = datetime(2024, 5, 1, tzinfo=UTC)
+    sources = [
+        await memory.record(SCOPE, text=f"message {i}", speaker_id=7, sent_at=now)
+        for i in range(5)
+    ]
+    for source in sources:
+        assert source is not None
+        memory.close_later(source, status="unanswered", now=now)
+    memory.close_later(sources[0], status="failed", error="late", now=now)  # once: ignored
+    assert memory.closer.pending == 6
+    await memory.flush()
+    rows = await memory.store.pool.fetch("SELECT status, error FROM requests ORDER BY id")
+    assert [tuple(r) for r in rows] == [("unanswered", None)] * 5
+    wakes = await memory.store.pool.fetchval("SELECT wakes FROM memory_scopes")
+    assert wakes is not None  # the scope was scheduled, once for the batch
+
+
+async def test_a_closing_that_was_never_written_is_closed_by_the_request_timeout(
+    memory: Memory,
+) -> None:
+    now = datetime(2024, 5, 1, tzinfo=UTC)
+    source = await memory.record(SCOPE, text="hello", speaker_id=7, sent_at=now)
+    assert source is not None
+    # The process dies with the closing queued: nothing was written.
+    assert await memory.store.request_status(source) == "queued"
+    await memory.store.pool.execute("UPDATE requests SET updated_at = $1", now)
+    later = datetime(2024, 5, 1, 1, tzinfo=UTC)
+    await memory.pipeline.tick(now=later)
+    assert await memory.store.request_status(source) == "unanswered"
