@@ -207,7 +207,7 @@ _PROSE_VALUE_AHEAD = (
 )
 _TAIL = re.compile(
     # closing quote of a quoted key, optional Markdown bold
-    r"(?:\\?[\"'`])?(?:\*\*)?"
+    r"(?P<kq>\\?[\"'`])?(?:\*\*)?"
     r"(?:"
     # "password: X", "password = X": any value
     rf"(?P<sep>{_BLANK}*+{_SEP}(?:\*\*)?{_BLANK}*+)"
@@ -257,6 +257,19 @@ def _trim_unquoted(text: str, start: int, end: int) -> int:
     return end
 
 
+_GOES_ON = re.compile(rf"{_BLANK}++[^\W\d_]")
+
+
+def _in_sentence(m: re.Match[str], end: int) -> bool:
+    """'password: see the vault', 'token = await getToken()': a separator, then words that go on
+    as a sentence; the value must look like a secret there.  Not 'PGPASSWORD=x psql' (a shell
+    assignment before a command) and not a value that ends its line."""
+    sep = m.group("sep")
+    if sep is None or ("=" in sep and sep.strip() == sep and ":" not in sep):
+        return False
+    return _GOES_ON.match(m.string, end) is not None
+
+
 def _value_span(
     m: re.Match[str], strength: int, password: bool, flag: bool, end_uq: int = -1
 ) -> Span | None:
@@ -266,6 +279,7 @@ def _value_span(
         if start >= 0:
             break
     else:
+        group = "uq"
         start, end = m.start("uq"), max(m.end("uq"), end_uq)
         if is_placeholder(text[start:end]):  # "sk-...", before its dots go
             return None
@@ -273,16 +287,18 @@ def _value_span(
     if end <= start:
         return None
     value = text[start:end]
+    bare = m.start("bare") >= 0
+    if bare and m.start("kq") >= 0:
+        return None  # a quoted key takes a separator: name="password" placeholder=...
     if is_placeholder(value) or _is_code(value) or _PATH_OR_URL.fullmatch(value):
         return None
     if group == "bq" and any(ch.isspace() for ch in value):
         return None  # `gh auth token`: a command, or words in code quotes
-    bare = m.start("bare") >= 0
     if flag and bare:
         if value.startswith("-"):
             return None
         bare = False  # "--password x": the flag is the separator
-    prose = bare or m.start("prose") >= 0
+    prose = bare or m.start("prose") >= 0 or (group == "uq" and not flag and _in_sentence(m, end))
     hint = strength == _HINT
     if (prose or hint) and not _looks_secret(value, password=password, bare=bare, hint=hint):
         return None

@@ -123,6 +123,8 @@ LABEL_FORMS: tuple[tuple[str, str], ...] = (
     ("en_secret_key_was", "the secret key was §."),
     ("en_bot_token", "bot token: §"),
     ("en_access_key", "Secret access key: §"),
+    ("en_colon_then_words", "password: § for the staging db"),
+    ("en_token_is_colon", "The token is: §"),
     # Russian
     ("ru_password_colon", "мой пароль: §"),
     ("ru_password_dash", "пароль от почты — §"),
@@ -137,6 +139,7 @@ LABEL_FORMS: tuple[tuple[str, str], ...] = (
     ("ru_secret_key", "секретный ключ: §"),
     ("ru_access_key", "ключ доступа: §"),
     ("ru_password_is", "пароль это §"),
+    ("ru_wifi", "пароль от wifi: §"),
     # Chinese
     ("zh_password_is", "密码是§"),
     ("zh_db_password", "数据库密码：§，别外传。"),
@@ -149,6 +152,7 @@ LABEL_FORMS: tuple[tuple[str, str], ...] = (
     ("zh_password_wei", "密码为 §"),
     ("zh_changed", "我把新密码改成§了"),
     ("zh_credential", "凭证：§"),
+    ("zh_wifi_space", "wifi密码是 §"),
 )
 
 
@@ -397,6 +401,29 @@ PROSE = (
     "密码是六位数字",
     "请输入密码",
     "这个令牌的有效期是两个小时",
+    # a separator, then words: a sentence, not a value
+    "password: see the vault",
+    "the password: same as before",
+    "token: 42 tokens left",
+    "pass: 3 of 5 tests",
+    "const token = await getToken();",
+    'token = request.headers.get("Authorization")',
+    'password = input("Password: ")',
+    "CREATE TABLE users (id int, password varchar(255));",
+    '<input type="password" name="password" placeholder="Password">',
+    '<label for="password">Password</label>',
+    "<token>${TOKEN}</token>",
+    "token_type=bearer&expires_in=3600",
+    "Authorization header: Bearer <token>",
+    "PWD=/home/bob/project",
+    "--password-file /run/secrets/db",
+    "docker run -e POSTGRES_PASSWORD -p 5432:5432 postgres",
+    "Token: 12 в минуту",
+    "пароль: такой же, как раньше",
+    "токен — это единица текста для модели",
+    "API ключ лежит в переменной окружения OPENAI_API_KEY",
+    "密码：和之前一样",
+    "API密钥在环境变量里",
 )
 
 
