@@ -303,30 +303,33 @@ def redact(text: str) -> str:
 
 
 def redact_sequence(texts: Sequence[str]) -> list[str]:
-    """Redact consecutive texts of one speaker, each alone and all read as one text.
+    """Redact consecutive texts of one speaker, each alone and read together.
 
-    A credential split over two messages ("sk-proj-abc" then "def...") is caught when its
-    halves, joined, have a known shape: each part is replaced where it stands.  The texts are
-    read joined directly (a token cut in two) and joined by a blank (a label in one message,
-    its value in the next).
+    A credential split over messages ("sk-proj-abc" then "def...") is caught when its parts,
+    joined, have a known shape: each part is replaced where it stands.  Each two neighbours
+    are read joined directly (a token cut in two) and joined by a blank (a label in one
+    message, its value in the next); all of them joined, for a token cut in three or more.
     """
     if len(texts) < 2:
         return [redact(text) for text in texts]
     pieces: list[list[Span]] = [secret_spans(text) for text in texts]
-    for glue in ("", " "):
+    windows = [(k, k + 2, glue) for k in range(len(texts) - 1) for glue in ("", " ")]
+    if len(texts) > 2:
+        windows.append((0, len(texts), ""))
+    for first, last, glue in windows:
         offsets: list[int] = []
         pos = 0
-        for text in texts:
+        for k in range(first, last):
             offsets.append(pos)
-            pos += len(text) + len(glue)
-        for start, end in secret_spans(glue.join(texts)):
-            first = bisect.bisect_right(offsets, start) - 1
-            last = bisect.bisect_right(offsets, max(start, end - 1)) - 1
-            for k in range(first, last + 1):
+            pos += len(texts[k]) + len(glue)
+        for start, end in secret_spans(glue.join(texts[first:last])):
+            lo_k = bisect.bisect_right(offsets, start) - 1
+            hi_k = bisect.bisect_right(offsets, max(start, end - 1)) - 1
+            for k in range(lo_k, hi_k + 1):
                 lo = max(start - offsets[k], 0)
-                hi = min(end - offsets[k], len(texts[k]))
+                hi = min(end - offsets[k], len(texts[first + k]))
                 if hi > lo:
-                    pieces[k].append((lo, hi))
+                    pieces[first + k].append((lo, hi))
     return [
         _apply(text, _merge(spans)[0]) if spans else text
         for text, spans in zip(texts, pieces, strict=True)
