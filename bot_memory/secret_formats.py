@@ -85,8 +85,10 @@ def _digit_and_letter(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-# Documentation stand-ins: AKIAIOSFODNN7EXAMPLE, ghp_xxxx..., sk-...XXXXXXXX.
-_FILLER = re.compile(r"(?i:x{4}|\*{4}|0{8}|example|placeholder|your)")
+# Documentation stand-ins: AKIAIOSFODNN7EXAMPLE, ghp_xxxx..., sk-...XXXXXXXX, sk-your-key.
+# Long runs of one case, and "your" at the start of a part: a random token of 150
+# characters spells "yoUR" or "xXxX" about once in 3,000, "XXXX" once in 50,000.
+_FILLER = re.compile(r"x{6}|X{6}|\*{4}|0{8}|(?i:example|placeholder)|(?<![A-Za-z0-9])(?i:your)")
 
 
 # ---------------------------------------------------------------------------

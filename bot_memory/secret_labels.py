@@ -45,7 +45,10 @@ _PLACEHOLDER = re.compile(
     r"|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|<[^<>]*>?|\[[^\[\]]*\]"
     r"|(?i:your|insert|enter|replace|paste|put)[_ -].*"
-    r"|.*(?i:x{4}|\*{3}|•{3}|●{3}|\.{3}|…).*"
+    # masks: long runs anywhere, or a value of x's (xxxx-xxxx, sk-xxxx); a random secret
+    # may hold a short run of x's ("xXxX", "XXXX") and is no mask
+    r"|.*(?:x{6}|X{6}|\*{3}|•{3}|●{3}|\.{3}|…).*"
+    r"|(?:[A-Za-z0-9]{1,12}[_.-])?(?:x{3,}|X{3,})(?:[_.:-](?:x{3,}|X{3,}))*"
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # an environment variable's name: DB_PASSWORD
 )
 
@@ -339,8 +342,11 @@ _RU_KEY = re.compile(
     r"|(?P<tok>токен|токена|токеном|секрет|секрета|секретный\s+ключ|приватный\s+ключ)"
     r"|(?P<key>(?:api|апи)[\s-]?ключ|ключ(?:а|ом)?(?:\s+(?:api|апи|доступа))?))"
     r"(?![а-яё])"
-    # whose: "токен бота", "пароль администратора" (a word in the genitive)
-    r"(?:\s(?!(?i:для|от)\s)[а-яёА-ЯЁ]{1,20}(?i:а|я|ы|и|ов|ей)(?![а-яё]))?"
+    # whose: "токен бота", "пароль администратора" (a word in the genitive), or a name in
+    # Latin letters before a separator: "токен GitHub:", "пароль Wi-Fi:", "ключ OpenAI —"
+    r"(?:\s(?!(?i:для|от)\s)(?:[а-яёА-ЯЁ]{1,20}(?i:а|я|ы|и|ов|ей)(?![а-яё])"
+    r"|[A-Za-z][A-Za-z0-9]{0,30}+(?:[-.][A-Za-z0-9]{1,30}+){0,3}+"
+    r"(?=[^\S\r\n]*+(?:[:：=]|[—–]|-[^\S\r\n]))))?"
 )
 _ZH_KEY = re.compile(r"(?P<pw>密码|口令)|(?P<tok>密钥|秘钥|令牌|私钥|凭证|凭据)")
 _CYRILLIC_LETTER = re.compile(r"[а-яёА-ЯЁ]")

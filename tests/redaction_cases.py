@@ -140,6 +140,9 @@ LABEL_FORMS: tuple[tuple[str, str], ...] = (
     ("ru_access_key", "ключ доступа: §"),
     ("ru_password_is", "пароль это §"),
     ("ru_wifi", "пароль от wifi: §"),
+    ("ru_token_of_service", "мой токен GitHub: §"),
+    ("ru_key_of_service", "ключ OpenAI — §"),
+    ("ru_wifi_latin", "пароль Wi-Fi: §"),
     # Chinese
     ("zh_password_is", "密码是§"),
     ("zh_db_password", "数据库密码：§，别外传。"),
@@ -422,6 +425,9 @@ PROSE = (
     "пароль: такой же, как раньше",
     "токен — это единица текста для модели",
     "API ключ лежит в переменной окружения OPENAI_API_KEY",
+    "пароль Wi-Fi: на обороте роутера",
+    "токен GitHub — это строка для доступа к API",
+    "ключ OpenAI: лежит в vault, спроси у Димы",
     "密码：和之前一样",
     "API密钥在环境变量里",
 )

@@ -107,6 +107,15 @@ def test_pypi_token_needs_the_macaroon_header() -> None:
     assert redact(fake) == fake
 
 
+def test_a_random_secret_that_happens_to_spell_a_filler_word_is_kept_secret() -> None:
+    # A 150-character random token holds "your" or "xxxx" in some case about once in 3,000.
+    for filler in ("yoUR", "xXxX", "XxxX", "XXXX", "xxxx"):
+        token = p("ya", "29.", "z8dAve9ISIem", filler, rand(random.Random(filler), B64URL, 120))
+        assert redact(f"use {token} now") == f"use {REDACTED} now"
+        value = p("Abc1", filler, "3def456ghi789")
+        assert redact(f"my token: {value}") == f"my token: {REDACTED}"
+
+
 def test_documentation_examples_are_placeholders() -> None:
     for text in (p("AKIA", "IOSFODNN7", "EXAMPLE"), p("sk-", "x" * 40), p("ghp_", "*" * 36)):
         assert redact(f"key {text}") == f"key {text}"
