@@ -29,9 +29,12 @@ def main() -> None:
     )
     red = bench_redaction.run()
     print(
-        f"redact per KB of chat: {red['redact_us_per_kb']:.1f} us vs one re.search "
+        f"redact per short message: {red['redact_us_per_message']:.2f} us vs one re.search "
+        f"{red['baseline_re_search_us_per_message']:.2f} us -> ratio {red['message_ratio']:.1f}; "
+        f"per KB of chat: {red['redact_us_per_kb']:.1f} us vs one re.search "
         f"{red['baseline_re_search_us_per_kb']:.1f} us -> ratio {red['ratio']:.1f}; "
-        f"100 KB adversarial input: {red['adversarial_100kb_ms']:.1f} ms"
+        f"slowest 100 KB adversarial input: {red['adversarial_100kb_ms']:.1f} ms "
+        f"({red['adversarial_growth_10kb_to_100kb']:.2f}x linear from 10 KB)"
     )
     bench_memory.report(bench_memory.run())
     bench_pipeline.report(bench_pipeline.run())

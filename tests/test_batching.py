@@ -9,19 +9,28 @@ plus its fixed prompt, however short and many the messages.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot_memory.models.base import dumps
-from bot_memory.pipeline.batching import Exchange, first_conversation
-from bot_memory.pipeline.prompts import utf8_len
+from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, next_batch
+from bot_memory.pipeline.jobs import SnapshotSource
+from bot_memory.pipeline.prompts import (
+    planned_entry_bytes,
+    source_entries,
+    source_entry,
+    source_entry_bytes,
+    utf8_len,
+)
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import view
+from tests.token_builders import crc32_token
 
 IDLE = timedelta(minutes=30)
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -180,25 +189,64 @@ async def test_the_byte_ceiling_counts_everything_a_source_carries(
         await memory.close()
 
 
+def side(i: int, role: str) -> SnapshotSource:
+    return SnapshotSource(
+        id=f"m{i}",
+        message_id=i,
+        request_id=i // 2,
+        hash="h",
+        role=role,  # type: ignore[arg-type]
+        speaker_id=1,
+        thread_id=0,
+        created_at=T0,
+    )
+
+
 def test_a_batch_holds_no_more_sources_than_an_answer_may_cite() -> None:
-    from bot_memory.pipeline.batching import Pair, next_batch
-    from bot_memory.pipeline.jobs import SnapshotSource
-
-    def side(i: int, role: str) -> SnapshotSource:
-        return SnapshotSource(
-            id=f"m{i}",
-            message_id=i,
-            request_id=i // 2,
-            hash="h",
-            role=role,  # type: ignore[arg-type]
-            speaker_id=1,
-            thread_id=0,
-            created_at=T0,
-        )
-
     pairs = [Pair(side(2 * i, "user"), side(2 * i + 1, "assistant"), "k", "") for i in range(150)]
     batch = next_batch(pairs, max_bytes=10**9, max_sources=200)
     assert len(batch.pairs) == 100 and batch.remaining == 50
+
+
+GITHUB_KEY = crc32_token(random.Random("tail"), "gh" + "p_")
+# A speaker's consecutive messages are redacted together; a short value the message before
+# labelled becomes a longer marker, so such a text is larger sent than read alone.
+LABEL_THEN_VALUE = [
+    ("мой пароль:", "q1w2e3 вот"),
+    ('<add key="Password"', ' value="p4ss" />'),
+    ("curl -u", "bob:pw1 https://example.com"),
+    (f"the key is {GITHUB_KEY[:-1]}", GITHUB_KEY[-1]),  # a key's last character
+]
+
+
+@pytest.mark.parametrize(("label", "value"), LABEL_THEN_VALUE)
+def test_no_source_is_sent_larger_than_the_planner_counted(label: str, value: str) -> None:
+    texts = {0: label, 1: "ok", 2: value, 3: "ok"}
+    sources = [side(0, "user"), side(1, "assistant"), side(2, "user"), side(3, "assistant")]
+    entries = source_entries(sources, texts)
+    assert entries[2]["text"] != source_entry(sources[2], value)["text"]  # read together
+    assert source_entry_bytes(entries[2]) > source_entry_bytes(source_entry(sources[2], value))
+    for source, entry in zip(sources, entries, strict=True):
+        assert source_entry_bytes(entry) <= planned_entry_bytes(source, texts[source.message_id])
+
+
+@pytest.mark.parametrize(("label", "value"), LABEL_THEN_VALUE)
+def test_a_batch_of_messages_redacted_together_stays_under_the_ceiling(
+    label: str, value: str
+) -> None:
+    pairs = [
+        Pair(side(0, "user"), side(1, "assistant"), label, "ok"),
+        Pair(side(2, "user"), side(3, "assistant"), value, "ok"),
+    ]
+    texts = {0: label, 1: "ok", 2: value, 3: "ok"}
+    # the ceiling is what both pairs take with each text read alone
+    ceiling = sum(
+        source_entry_bytes(source_entry(s, texts[s.message_id])) for p in pairs for s in p.sources
+    )
+    batch = next_batch(pairs, max_bytes=ceiling)
+    sent = source_entries([s for p in batch.pairs for s in p.sources], texts)
+    assert sum(source_entry_bytes(e) for e in sent) <= ceiling
+    assert [p.request_id for p in batch.pairs + batch.skipped] == [0]  # the second waits
 
 
 async def test_a_request_finished_while_its_scope_is_planned_is_not_lost(

@@ -5,6 +5,7 @@ checkpoints that end with their jobs."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
@@ -12,11 +13,14 @@ import pytest
 
 from bot_memory.intents import recognize
 from bot_memory.pipeline.discovery import plan_due
+from bot_memory.pipeline.jobs import SnapshotSource
+from bot_memory.pipeline.prompts import source_entries
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import view
+from tests.token_builders import crc32_token
 
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
 
@@ -173,6 +177,44 @@ async def test_each_text_is_redacted_before_the_document_is_serialized(
     await memory.pipeline.tick()
     [body] = llm.requests_by_purpose("memory_extraction")
     assert secret not in json.dumps(body)
+
+
+async def test_a_key_split_over_two_messages_of_one_speaker_is_redacted(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    key = crc32_token(random.Random("split"), "gh" + "p_")
+    halves = (f"here is the token {key[:14]}", f"{key[14:]} (second half)")
+    first = await memory.record(SCOPE, text=halves[0], speaker_id=7)
+    second = await memory.record(SCOPE, text=halves[1], speaker_id=7)
+    assert first is not None and second is not None
+    for source in (first, second):
+        await memory.begin(source)
+        await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+    await memory.pipeline.tick()
+    [body] = llm.requests_by_purpose("memory_extraction")
+    sent = json.dumps(body)
+    assert key[:14] not in sent and key[14:] not in sent
+    assert "here is the token [REDACTED]" in sent and "[REDACTED] (second half)" in sent
+
+
+def test_only_one_speakers_consecutive_messages_are_read_together() -> None:
+    key = crc32_token(random.Random("speakers"), "gh" + "o_")
+    now = datetime(2024, 5, 1, tzinfo=UTC)
+
+    def source(n: int, role: str, speaker: int) -> SnapshotSource:
+        return SnapshotSource.model_validate(
+            {"id": f"m{n}", "message_id": n, "request_id": n, "hash": "h", "role": role,
+             "speaker_id": speaker, "thread_id": 0, "created_at": now}
+        )  # fmt: skip
+
+    texts = {1: key[:20], 2: "ok", 3: key[20:], 4: key[:20], 5: "hi all", 6: key[20:]}
+    sources = [source(1, "user", 7), source(2, "assistant", 42), source(3, "user", 7)]
+    sources += [source(4, "user", 7), source(5, "user", 8), source(6, "user", 7)]
+    out = [entry["text"] for entry in source_entries(sources, texts)]
+    # 1 and 3 are one speaker's consecutive messages (the bot's answer between them does not
+    # count): the key they form goes from both.  4 and 6 are not (another user spoke between):
+    # each half alone has no shape and stays.
+    assert out == ["[REDACTED]", "ok", "[REDACTED]", key[:20], "hi all", key[20:]]
 
 
 async def test_consolidation_input_is_deterministic_and_claimed_at_most_three_times(

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_memory.redaction import REDACTED, redact, redact_value
+from tests.token_builders import crc32_token
 
 # ---------------------------------------------------------------------------
 # deterministic fake-credential generator
@@ -130,7 +131,11 @@ CREDENTIALS: list[Case] = [
     Case("digitalocean", "doctl auth init -t §", p("do", "p_v1_", fake(HEX, 64, "do"))),
     # code hosts
     *(
-        Case(f"github_{kind}", "export GH=§ # ci", p("gh", kind, "_", fake(ALNUM, 36, "gh" + kind)))
+        Case(
+            f"github_{kind}",
+            "export GH=§ # ci",
+            crc32_token(random.Random("gh" + kind), p("gh", kind, "_")),
+        )
         for kind in "pousr"
     ),
     Case(
@@ -540,7 +545,7 @@ def test_private_key_block_replaced_whole() -> None:
 
 
 def test_multiple_secrets_in_one_line() -> None:
-    a = p("gh", "p_", fake(ALNUM, 36, "m1"))
+    a = crc32_token(random.Random("m1"), p("gh", "p_"))
     b = p("AK", "IA", fake(UPPER + DIGITS, 16, "m2"))
     assert redact(f"{a} and {b}") == "[REDACTED] and [REDACTED]"
 
@@ -551,7 +556,7 @@ def test_empty_and_plain() -> None:
 
 
 def test_redact_value_walks_structures() -> None:
-    secret = p("gh", "p_", fake(ALNUM, 36, "rv"))
+    secret = crc32_token(random.Random("rv"), p("gh", "p_"))
     value = {
         "role": "user",
         "content": f"token {secret}",

@@ -7,8 +7,9 @@ makes the records a punctual worker would have made; only a conversation larger 
 ceiling is split, at exchange boundaries.
 
 The ceiling counts everything the extraction request carries about a source (its text,
-redacted, and its ID, role, speaker, thread and date, as serialized), so a request is never
-more than the ceiling plus the fixed prompt.
+redacted, and its ID, role, speaker, thread and date, as serialized, with room for a user's
+text redacted together with the speaker's neighbouring messages), so a request is never more
+than the ceiling plus the fixed prompt.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot_memory.pipeline.jobs import SnapshotSource
-from bot_memory.pipeline.prompts import MAX_BATCH_SOURCES, source_entry, source_entry_bytes
+from bot_memory.pipeline.prompts import MAX_BATCH_SOURCES, planned_entry_bytes
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,7 @@ class Pair:
         texts = (
             [self.user_text] if self.assistant is None else [self.user_text, self.assistant_text]
         )
-        return sum(
-            source_entry_bytes(source_entry(s, t)) for s, t in zip(self.sources, texts, strict=True)
-        )
+        return sum(planned_entry_bytes(s, t) for s, t in zip(self.sources, texts, strict=True))
 
 
 @dataclass(frozen=True)

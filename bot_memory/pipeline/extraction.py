@@ -13,7 +13,7 @@ from bot_memory.pipeline.jobs import Job
 from bot_memory.pipeline.prompts import (
     ExtractionOutput,
     extraction_messages,
-    source_entry,
+    source_entries,
     source_entry_bytes,
     validate_extraction,
 )
@@ -32,7 +32,7 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
     if out is None:
         await check_scope_input(ctx.pool, job)
         texts = await ctx.store.source_texts(job.workspace, sorted(snap.message_ids))
-        sources = [source_entry(s, texts[s.message_id]) for s in snap.sources]
+        sources = source_entries(snap.sources, texts)
         # Existing memories come along while they fit under the ceiling with the sources:
         # the request is never more than the ceiling plus the fixed prompt.
         room = ctx.settings.batch_max_bytes - sum(source_entry_bytes(e) for e in sources)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot_memory.framing import data_json
 from bot_memory.pipeline.jobs import SnapshotSource
-from bot_memory.redaction import redact
+from bot_memory.redaction import REDACTED, redact, redact_sequence
 
 EXTRACTION = "memory_extraction"
 CONSOLIDATION = "memory_consolidation"
@@ -108,21 +108,75 @@ def validate_consolidation(
 
 
 def source_entry(source: SnapshotSource, text: str) -> dict[str, Any]:
-    """A source as the extraction request carries it. Its text is redacted before the document
-    is serialized: patterns that match raw text would miss its JSON-escaped form."""
+    """A source as the extraction request carries it, its text read alone. The text is
+    redacted before the document is serialized: patterns that match raw text would miss its
+    JSON-escaped form."""
+    return _entry(source, redact(text))
+
+
+def _entry(source: SnapshotSource, redacted: str) -> dict[str, Any]:
     return {
         "id": source.id,
         "role": source.role,
         "speaker_id": source.speaker_id,
         "thread_id": source.thread_id,
         "date": source.created_at.isoformat(timespec="seconds"),
-        "text": redact(text),
+        "text": redacted,
     }
 
 
 def source_entry_bytes(entry: dict[str, Any]) -> int:
     """What an entry (a source, an existing memory) adds to the request: itself and a comma."""
     return utf8_len(data_json(entry)) + 1
+
+
+# Read with the speaker's neighbouring messages, a user's text may lose more to redaction
+# than read alone (a key cut in two, a value labelled in the message before), and a part
+# shorter than the marker grows when replaced: by under a marker per part, and no text has
+# shown more than two such parts. The planner counts two markers more for each user message;
+# extraction never sends more than the planner counted (source_entries).
+JOINT_READING_SLACK = 2 * len(REDACTED)
+
+
+def planned_entry_bytes(source: SnapshotSource, text: str) -> int:
+    """What the batch planner counts for a source: its entry with the text read alone, and
+    room for the text read with the speaker's neighbouring messages."""
+    slack = JOINT_READING_SLACK if source.role == "user" else 0
+    return source_entry_bytes(source_entry(source, text)) + slack
+
+
+def source_entries(sources: list[SnapshotSource], texts: dict[int, str]) -> list[dict[str, Any]]:
+    """A batch's sources as the extraction request carries them.
+
+    A speaker's consecutive messages (the bot's answers between them do not count; another
+    user's message does) are also read as one text, so a key split over them is caught in
+    each. No entry is larger than the planner counted for it, so a batch stays under the
+    byte ceiling: a text that would be (more parts replaced together than the slack allows)
+    is sent as one marker, which the slack always holds."""
+    entries = []
+    for source, redacted in zip(sources, _read_together(sources, texts), strict=True):
+        entry = _entry(source, redacted)
+        if source_entry_bytes(entry) > planned_entry_bytes(source, texts[source.message_id]):
+            entry = _entry(source, REDACTED)
+        entries.append(entry)
+    return entries
+
+
+def _read_together(sources: list[SnapshotSource], texts: dict[int, str]) -> list[str]:
+    """Each source's text redacted, a speaker's consecutive messages read together."""
+    redacted: dict[int, str] = {}
+    runs: list[list[SnapshotSource]] = []
+    for s in sources:
+        if s.role != "user":
+            redacted[s.message_id] = redact(texts[s.message_id])
+        elif runs and runs[-1][-1].speaker_id == s.speaker_id:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    for run in runs:
+        parts = redact_sequence([texts[s.message_id] for s in run])
+        redacted.update((s.message_id, text) for s, text in zip(run, parts, strict=True))
+    return [redacted[s.message_id] for s in sources]
 
 
 def extraction_messages(
