@@ -121,6 +121,16 @@ class MemorySettings(BaseSettings):
     miniapp_page_size: int = 30  # memories per page load
     miniapp_max_selection: int = 50  # memories forgotten at once
 
+    # --- `bot-memory run` with a webhook instead of long polling --------------------------------
+    # The URL Telegram posts updates to (HTTPS in production, behind your proxy); unset: long
+    # polling. The bot listens on webhook_host:webhook_port at webhook_path (default: the URL's
+    # path); Telegram sends webhook_secret back in a header, and other posts are refused.
+    webhook_url: str | None = None
+    webhook_path: str | None = None
+    webhook_secret: str | None = None
+    webhook_host: str = "127.0.0.1"
+    webhook_port: int = 8081
+
     @model_validator(mode="after")
     def _call_fits_its_lease(self) -> Self:
         # A call that could outlive its job's lease might be rescued and made twice.

@@ -1,20 +1,26 @@
-"""`python -m bot_memory run`: the reference bot with long polling."""
+"""`python -m bot_memory run`: the reference bot, with long polling or (BOT_MEMORY_WEBHOOK_URL)
+a webhook served by aiogram's request handler."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
+from urllib.parse import urlsplit
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
+from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
+from aiohttp import web
 
 from bot_memory.database import DatabaseUnavailable
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory_aiogram.miniapp import serve
+from bot_memory_aiogram.miniapp import mount, serve
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 
 log = get_logger(__name__)
@@ -40,17 +46,59 @@ async def run(settings: MemorySettings | None = None) -> int:
     bot = make_bot(token, os.environ.get("TELEGRAM_API_URL"))
     dp = Dispatcher()
     setup(dp, memory, reference_agent=True)
-    # The memory manager Mini App on BOT_MEMORY_MINIAPP_HOST:_PORT, if BOT_MEMORY_MINIAPP_URL
-    # says where your HTTPS proxy publishes it.
-    page = await serve(dp, bot)
     try:
-        await dp.start_polling(bot, allowed_updates=ALLOWED_UPDATES)
+        if memory.settings.webhook_url:
+            await run_webhook(dp, bot, memory.settings)
+        else:
+            # The memory manager Mini App on BOT_MEMORY_MINIAPP_HOST:_PORT, if
+            # BOT_MEMORY_MINIAPP_URL says where your HTTPS proxy publishes it.
+            page = await serve(dp, bot)
+            try:
+                await dp.start_polling(bot, allowed_updates=ALLOWED_UPDATES)
+            finally:
+                if page is not None:
+                    await page.cleanup()
     finally:
-        if page is not None:
-            await page.cleanup()
         await memory.close()
         await bot.session.close()
     return 0
+
+
+async def run_webhook(dp: Dispatcher, bot: Bot, settings: MemorySettings) -> None:
+    """Serve the webhook (and the Mini App, on the same server) until SIGINT or SIGTERM."""
+    assert settings.webhook_url is not None
+    path = settings.webhook_path or urlsplit(settings.webhook_url).path or "/"
+    app = web.Application()
+    SimpleRequestHandler(dispatcher=dp, bot=bot, secret_token=settings.webhook_secret).register(
+        app, path=path
+    )
+    setup_application(app, dp, bot=bot)  # the dispatcher's startup and shutdown hooks
+    mount(app, dp, bot)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await web.TCPSite(runner, settings.webhook_host, settings.webhook_port).start()
+        await bot.set_webhook(
+            settings.webhook_url,
+            secret_token=settings.webhook_secret,
+            allowed_updates=ALLOWED_UPDATES,
+        )
+        log.info(
+            "memory.webhook_serving",
+            host=settings.webhook_host,
+            port=settings.webhook_port,
+            path=path,
+        )
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+        await runner.cleanup()
 
 
 def main() -> int:
