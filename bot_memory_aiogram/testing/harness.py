@@ -1,13 +1,5 @@
-"""A test kit for host bots: your own Dispatcher, polling a Bot API emulator on loopback, with a
-fake OpenAI-compatible model server and a real PostgreSQL.
-
-    from bot_memory_aiogram.testing import running_bot
-
-    async def test_it_remembers():
-        async with running_bot(build_dispatcher) as bot:      # build_dispatcher(memory) -> dp
-            assert await bot.say("remember that my cat is Mochi") == "Noted. I'll remember that."
-            await bot.idle()                                    # the idle window passes
-            assert "Mochi" in (await bot.memories())[0]
+"""The harness: your own Dispatcher polling the Bot API emulator on loopback, memory on a real
+PostgreSQL and the fake model server (`running_bot`), and what a test does with it (`TestBot`).
 
 PostgreSQL: DATABASE_URL (or TEST_DATABASE_URL) if set, else an embedded server in a temporary
 folder. The model: the fake server (`bot.llm`), whose base URL and key are in the Memory's
@@ -34,10 +26,10 @@ from aiogram.client.telegram import TelegramAPIServer
 
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory_aiogram.emulator import BotAPIEmulator
-from bot_memory_aiogram.fake_openai import FakeOpenAI
+from bot_memory_aiogram.testing.emulator import BotAPIEmulator
+from bot_memory_aiogram.testing.fake_openai import FakeOpenAI
 
-__all__ = ["BotAPIEmulator", "FakeOpenAI", "TestBot", "running_bot"]
+__all__ = ["TestBot", "running_bot"]
 
 BuildDispatcher = Callable[[Memory], Dispatcher | Awaitable[Dispatcher]]
 
