@@ -94,7 +94,7 @@ def test_every_import_a_host_is_shown_works_and_is_public() -> None:
 def test_every_name_the_readme_mentions_exists() -> None:
     mentioned = DOTTED.findall((ROOT / "README.md").read_text(encoding="utf-8"))
     assert "bot_memory.JsonFormatter" in mentioned
-    for dotted in mentioned:
+    for dotted in (m for m in mentioned if m not in MOVED):  # those: the test below
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):  # the longest importable module, then attributes
             try:
