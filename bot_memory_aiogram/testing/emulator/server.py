@@ -132,6 +132,8 @@ class EmulatorServer(LoopbackServer):
         keys = sorted(key for key in self._messages if key[0] == chat_id)
         return [copy.deepcopy(self._messages[key]) for key in keys]
 
+    # ----------------------------------------------------------------- failures
+
     def inject_error(
         self,
         method: str,
