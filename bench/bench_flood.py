@@ -29,8 +29,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram import ALLOWED_UPDATES, setup
-from bot_memory_aiogram.emulator import BotAPIEmulator
-from bot_memory_aiogram.fake_openai import FakeOpenAI
+from bot_memory_aiogram.testing import BotAPIEmulator, FakeOpenAI
 
 FLOOD = 2_000
 FLOOD_PER_SECOND = 400

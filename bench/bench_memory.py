@@ -49,7 +49,7 @@ from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.state import MemoryRecord, SourceRef
 from bot_memory_aiogram import setup
-from bot_memory_aiogram.emulator import BotAPIEmulator
+from bot_memory_aiogram.testing import BotAPIEmulator
 
 UPDATES = 2000
 RECALLS = 2000

@@ -36,7 +36,7 @@ from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.tools import ToolContext
 from bot_memory_aiogram import setup
-from bot_memory_aiogram.emulator import BotAPIEmulator
+from bot_memory_aiogram.testing import BotAPIEmulator
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,15 +1,27 @@
 """bot-memory: long-term, source-linked conversation memory for aiogram 3 Telegram bots.
 
 from bot_memory import Memory, MemorySettings, Turn
+
+The names in `__all__` are the public API (with `bot_memory.models` for a model of your own):
+they change only with a CHANGELOG line, and a change that would break a host keeps the old
+form working for one release with a DeprecationWarning. Everything else is internal.
 """
 
-from bot_memory.access import ItemView, Membership, Requester
+from bot_memory.access import Gate, ItemView, Membership, Requester
+from bot_memory.database import DatabaseUnavailable
 from bot_memory.logs import JsonFormatter
+from bot_memory.models import ChatModel
+from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.settings import MemorySettings
+from bot_memory.store import SourceMessage
+from bot_memory.tools import ToolContext
 from bot_memory.turn import Turn
 
 __all__ = [
+    "ChatModel",
+    "DatabaseUnavailable",
+    "Gate",
     "ItemView",
     "JsonFormatter",
     "Membership",
@@ -17,5 +29,8 @@ __all__ = [
     "MemorySettings",
     "MemoryUnavailable",
     "Requester",
+    "Scope",
+    "SourceMessage",
+    "ToolContext",
     "Turn",
 ]

@@ -10,7 +10,7 @@ twice.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot_memory import control
 from bot_memory.access import Access, Gate, ItemView, Membership, Requester
+from bot_memory.deprecation import warn_deprecated
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.lookup import find_excerpts, find_records
@@ -160,6 +161,32 @@ class ToolContext:
     quoted: bool = False
     forwarded: bool = False
     gate: Gate | None = None
+    # Deprecated (kept for one release): the host's word that the speaker is an admin, from
+    # before access was checked at every call. `gate=` replaces it.
+    is_admin: InitVar[bool | None] = None
+    vouched_admin: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self, is_admin: bool | None) -> None:
+        if is_admin is None:
+            return
+        warn_deprecated(
+            "ToolContext(is_admin=...)",
+            "pass gate= (the handler's memory_gate, or memory.gate(scope, requester)): admin"
+            " status is asked at every call; BOT_MEMORY_ADMIN_USER_IDS lists admins of your own",
+            stacklevel=4,  # the host's line: past __post_init__ and the dataclass __init__
+        )
+        if self.gate is not None:
+            msg = "ToolContext takes gate= or the deprecated is_admin=, not both"
+            raise TypeError(msg)
+        object.__setattr__(self, "vouched_admin", bool(is_admin))
+
+
+class _VouchedAdminGate(Gate):
+    """The deprecated ToolContext(is_admin=True): a member and an admin on the host's word,
+    with no lookup (as before); read grants still apply."""
+
+    async def membership(self) -> Membership:
+        return Membership(member=True, admin=True, reason="host-vouched-admin")
 
 
 class ToolExecutor:
@@ -176,6 +203,8 @@ class ToolExecutor:
             return ctx.gate
         scope = ctx.source.scope
         requester = Requester(user_id=ctx.source.speaker_id, chat_id=scope.chat_id)
+        if ctx.vouched_admin:
+            return _VouchedAdminGate(self._access, scope, requester)
         return Gate(self._access, scope, requester)
 
     async def execute(

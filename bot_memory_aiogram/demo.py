@@ -30,11 +30,11 @@ from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.tenancy import default_workspace
 from bot_memory.workspace import WorkspaceView
-from bot_memory_aiogram.emulator import BotAPIEmulator
 from bot_memory_aiogram.miniapp import launch_fragment, path_of, sign_init_data
 from bot_memory_aiogram.miniapp import serve as serve_app
 from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
+from bot_memory_aiogram.testing import BotAPIEmulator
 
 ADA, BO, CY = 1001, 2001, 2002
 GROUP, TOPIC = -100200, 7

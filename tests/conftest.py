@@ -24,7 +24,7 @@ import pytest
 from bot_memory.database import apply_migrations
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory_aiogram.fake_openai import FakeOpenAI
+from bot_memory_aiogram.testing import FakeOpenAI
 
 TEMPLATE = "bm_template"
 pytest_plugins = ["tests.e2e"]  # the `env` fixture: the bot over HTTP

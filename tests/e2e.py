@@ -17,8 +17,8 @@ from aiogram.client.telegram import TelegramAPIServer
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram import ALLOWED_UPDATES, setup
-from bot_memory_aiogram.emulator import BotAPIEmulator
 from bot_memory_aiogram.middleware import WorkspaceResolver
+from bot_memory_aiogram.testing import BotAPIEmulator
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 

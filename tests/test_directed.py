@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from aiogram.types import Message
 
-from bot_memory_aiogram.emulator import command_entity, mention_entity
 from bot_memory_aiogram.middleware.directed import is_directed, message_flags
+from bot_memory_aiogram.testing import command_entity, mention_entity
 
 BOT_ID, BOT = 42, "memory_test_bot"
 USER = {"id": 7, "is_bot": False, "first_name": "U"}

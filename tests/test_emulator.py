@@ -34,7 +34,7 @@ from aiogram.types import (
     ReplyParameters,
 )
 
-from bot_memory_aiogram.emulator import (
+from bot_memory_aiogram.testing import (
     ApiCall,
     BotAPIEmulator,
     command_entity,

@@ -13,7 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bot_memory_aiogram.emulator import BotAPIEmulator
+from bot_memory_aiogram.testing import BotAPIEmulator
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,8 +15,7 @@ from aiogram.types import BotCommand, BotCommandScopeAllGroupChats, BotCommandSc
 
 from bot_memory.service import Memory
 from bot_memory_aiogram import setup
-from bot_memory_aiogram.fake_openai import default_responder
-from bot_memory_aiogram.testing import TestBot, running_bot
+from bot_memory_aiogram.testing import TestBot, default_responder, running_bot
 
 USER = 1001
 GROUP = -100888

@@ -1,13 +1,5 @@
-"""A test kit for host bots: your own Dispatcher, polling a Bot API emulator on loopback, with a
-fake OpenAI-compatible model server and a real PostgreSQL.
-
-    from bot_memory_aiogram.testing import running_bot
-
-    async def test_it_remembers():
-        async with running_bot(build_dispatcher) as bot:      # build_dispatcher(memory) -> dp
-            assert await bot.say("remember that my cat is Mochi") == "Noted. I'll remember that."
-            await bot.idle()                                    # the idle window passes
-            assert "Mochi" in (await bot.memories())[0]
+"""The harness: your own Dispatcher polling the Bot API emulator on loopback, memory on a real
+PostgreSQL and the fake model server (`running_bot`), and what a test does with it (`TestBot`).
 
 PostgreSQL: DATABASE_URL (or TEST_DATABASE_URL) if set, else an embedded server in a temporary
 folder. The model: the fake server (`bot.llm`), whose base URL and key are in the Memory's
@@ -22,9 +14,10 @@ import inspect
 import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from aiogram import Bot, Dispatcher
@@ -33,10 +26,10 @@ from aiogram.client.telegram import TelegramAPIServer
 
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory_aiogram.emulator import BotAPIEmulator
-from bot_memory_aiogram.fake_openai import FakeOpenAI
+from bot_memory_aiogram.testing.emulator import BotAPIEmulator
+from bot_memory_aiogram.testing.fake_openai import FakeOpenAI
 
-__all__ = ["BotAPIEmulator", "FakeOpenAI", "TestBot", "running_bot"]
+__all__ = ["TestBot", "running_bot"]
 
 BuildDispatcher = Callable[[Memory], Dispatcher | Awaitable[Dispatcher]]
 
@@ -124,43 +117,97 @@ async def running_bot(
     `build(memory)` returns the Dispatcher, with `setup(dp, memory)` already called, exactly as
     your bot builds it. `worker=True` also runs the background worker (by default tests drive it
     with `await bot.idle()`). Other keywords are MemorySettings fields.
+
+    The body runs once polling has started (a startup hook that raises comes out of here).
+    Whatever stage was reached is undone on the way out, and only the body's own error, if any,
+    comes out of the exit.
     """
-    emu = BotAPIEmulator()
-    llm = FakeOpenAI(api_key="test-key")
-    await emu.start()
-    await llm.start()
-    folder = tempfile.TemporaryDirectory(prefix="bot-memory-test-")
-    url = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
-    values: dict[str, Any] = {
-        "database_url": url,
-        "data_dir": Path(folder.name),
-        "llm_base_url": llm.base_url,
-        "llm_api_key": "test-key",
-        "llm_model": "fake-model",
-        "idle_window_seconds": 0,
-        "tick_interval_seconds": 0.05,
-        "run_worker": worker,
-        **settings,
-    }
-    memory = await Memory.open(MemorySettings(**values))
-    bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
-    built = build(memory)
-    dp = await built if inspect.isawaitable(built) else built
-    polling = asyncio.create_task(
-        dp.start_polling(
-            bot,
-            handle_signals=False,
-            polling_timeout=1,
-            allowed_updates=dp.resolve_used_update_types(),
+    async with AsyncExitStack() as stack:
+        emu = BotAPIEmulator()
+        await emu.start()
+        stack.push_async_callback(emu.stop)
+        llm = FakeOpenAI(api_key="test-key")
+        await llm.start()
+        stack.push_async_callback(llm.stop)
+        # Registered before the memory: an embedded server's files go after it has stopped.
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="bot-memory-test-"))
+        url = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
+        values: dict[str, Any] = {
+            "database_url": url,
+            "data_dir": Path(folder),
+            "llm_base_url": llm.base_url,
+            "llm_api_key": "test-key",
+            "llm_model": "fake-model",
+            "idle_window_seconds": 0,
+            "tick_interval_seconds": 0.05,
+            "run_worker": worker,
+            **settings,
+        }
+        memory = await Memory.open(MemorySettings(**values))
+        stack.push_async_callback(memory.close)
+        bot = Bot(emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url)))
+        stack.push_async_callback(bot.session.close)
+        built = build(memory)
+        dp = await built if inspect.isawaitable(built) else built
+        polling = asyncio.create_task(
+            dp.start_polling(
+                bot,
+                handle_signals=False,
+                polling_timeout=1,
+                allowed_updates=dp.resolve_used_update_types(),
+            )
         )
-    )
-    try:
+        stack.push_async_exit(_PollingStop(dp, polling).exit)
+        await _polling_started(emu, polling)
         yield TestBot(emu=emu, llm=llm, memory=memory, dp=dp, bot=bot)
+
+
+async def _polling_started(emu: BotAPIEmulator, polling: asyncio.Task[None]) -> None:
+    """Wait for the first getUpdates (startup hooks have run); a polling task that ended before
+    that (a startup hook raised) raises its error here."""
+    first_poll = asyncio.create_task(emu.wait_for_calls("getUpdates", 1, timeout=30))
+    try:
+        await asyncio.wait({first_poll, polling}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        await dp.stop_polling()
-        await asyncio.wait_for(polling, 10)
-        await memory.close()
-        await bot.session.close()
-        await llm.stop()
-        await emu.stop()
-        folder.cleanup()
+        first_poll.cancel()
+        with suppress(asyncio.CancelledError, TimeoutError):
+            await first_poll
+    if polling.done():
+        polling.result()  # the startup error; else polling ended by itself
+        msg = "polling ended before it started"
+        raise RuntimeError(msg)
+    if not emu.calls_to("getUpdates"):
+        msg = "polling did not start within 30 s"
+        raise TimeoutError(msg)
+
+
+@dataclass
+class _PollingStop:
+    """Stops polling at whatever stage it is; its own error surfaces only when the body had
+    none (the body's error is the one a test author needs to see)."""
+
+    dp: Dispatcher
+    polling: asyncio.Task[None]
+
+    async def exit(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        polling = self.polling
+        if not polling.done():
+            try:
+                await asyncio.wait_for(self.dp.stop_polling(), 10)
+            except (RuntimeError, TimeoutError):  # not started yet, or stuck: cancel it
+                polling.cancel()
+        try:
+            await asyncio.wait_for(polling, 10)  # cancels it if it does not end
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the test itself is being cancelled
+        except Exception:
+            if exc is None:
+                raise
+        return False
