@@ -1,7 +1,8 @@
 """`bot-memory <command>`: the operator's command line (also `python -m bot_memory`).
 
-Same settings as the bot (BOT_MEMORY_*, DATABASE_URL, LLM_*); without DATABASE_URL the
-embedded server in BOT_MEMORY_DATA_DIR is used, e.g. the one `make demo` leaves behind. Tables
+Same settings as the bot (BOT_MEMORY_*, DATABASE_URL, LLM_*, and the settings file that
+BOT_MEMORY_SETTINGS or `--settings PATH` names); without DATABASE_URL the embedded server in
+BOT_MEMORY_DATA_DIR is used, e.g. the one `make demo` leaves behind. Tables
 for people, --json for scripts; exit status 0 when all is well, 1 when the command found a
 problem (a trace, a missing ID), 2 for a usage or connection error.
 """
@@ -17,6 +18,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from bot_memory import operator
@@ -24,6 +26,7 @@ from bot_memory.database import Database, DatabaseUnavailable
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
 from bot_memory.settings import MemorySettings
+from bot_memory.settings_file import SETTINGS_FILE_VARIABLE
 from bot_memory.store import Store
 from bot_memory.traces import find_traces
 from bot_memory.workspace import Limits
@@ -247,10 +250,14 @@ def _limits() -> Limits:
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--log-level", default=None, help="debug, info, warning")
+    # SUPPRESS: an option given before the command is not reset by the command's own parser.
+    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common.add_argument("--log-level", help="debug, info, warning")
+    common.add_argument("--log-json", action="store_true", help="one JSON object per log line")
     common.add_argument(
-        "--log-json", action="store_true", default=None, help="one JSON object per log line"
+        "--settings",
+        metavar="PATH",
+        help="a settings file (.env lines or .toml), as BOT_MEMORY_SETTINGS: the bot's own",
     )
     p = argparse.ArgumentParser(
         prog="bot-memory", description=__doc__.split("\n\n")[0], parents=[common]
@@ -324,8 +331,19 @@ async def _with_database(command: Command, args: argparse.Namespace) -> int:
 
 async def run_command(argv: list[str]) -> int:
     """A database command, for callers already inside an event loop (tests, scripts)."""
-    args = parser().parse_args(argv)
+    args = _parse(argv)
     return await _with_database(args.handler, args)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    args = parser().parse_args(argv)
+    args.log_level = getattr(args, "log_level", None)
+    args.log_json = getattr(args, "log_json", False)
+    if getattr(args, "settings", None):
+        # Through the environment, so every MemorySettings() of this process (the worker's,
+        # the reference bot's) reads it, exactly as the bot does with BOT_MEMORY_SETTINGS.
+        os.environ[SETTINGS_FILE_VARIABLE] = str(Path(args.settings).expanduser().resolve())
+    return args
 
 
 def _json_logs(args: argparse.Namespace) -> bool:
@@ -333,7 +351,7 @@ def _json_logs(args: argparse.Namespace) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = _parse(argv)
     if args.command == "run":
         configure_logging(args.log_level or "info", as_json=_json_logs(args))
         from bot_memory_aiogram.app import main as run_main
