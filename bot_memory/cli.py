@@ -21,12 +21,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot_memory import operator
 from bot_memory.database import Database, DatabaseUnavailable
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
 from bot_memory.settings import MemorySettings
-from bot_memory.settings_file import SETTINGS_FILE_VARIABLE
+from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
 from bot_memory.store import Store
 from bot_memory.traces import find_traces
 from bot_memory.workspace import Limits
@@ -350,8 +352,29 @@ def _json_logs(args: argparse.Namespace) -> bool:
     return bool(args.log_json) or os.environ.get("BOT_MEMORY_LOG_JSON", "") in ("1", "true")
 
 
+def _settings_errors(exc: ValidationError | SettingsFileError) -> list[str]:
+    """One line per bad setting, named as the environment names it."""
+    if isinstance(exc, SettingsFileError):
+        return [str(exc)]
+    lines = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"])
+        field = MemorySettings.model_fields.get(name)
+        if field is not None and field.validation_alias is None:
+            name = f"BOT_MEMORY_{name}"
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(f"{name.upper()}: {message}" if name else message)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    try:
+        MemorySettings()  # every command reads them: a bad one is a line, not a traceback
+    except (ValidationError, SettingsFileError) as exc:
+        for line in _settings_errors(exc):
+            print(f"bot-memory: {line}", file=sys.stderr)
+        return 2
     if args.command == "run":
         configure_logging(args.log_level or "info", as_json=_json_logs(args))
         from bot_memory_aiogram.app import main as run_main

@@ -9,6 +9,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import asyncpg
 
@@ -44,6 +45,19 @@ def is_connection_error(exc: BaseException) -> bool:
 
 class DatabaseUnavailable(RuntimeError):
     """Raised at start when PostgreSQL cannot be reached or started; says which and why."""
+
+
+class DatabaseUrlInvalid(DatabaseUnavailable):
+    """DATABASE_URL is not a URL PostgreSQL's client can use (one line, password left out)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        password = _password(url)
+        if password:
+            reason = reason.replace(password, "***")
+        super().__init__(
+            f"DATABASE_URL is malformed ({reason});"
+            " expected postgresql://user:password@host:5432/database"
+        )
 
 
 @dataclass
@@ -166,19 +180,33 @@ async def _release(conn: asyncpg.Connection) -> None:
 
 
 async def _pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
+    # Built first: its own argument checks (sizes) raise here, not as a URL problem.
+    pending = asyncpg.create_pool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        timeout=10,
+        command_timeout=60,
+        reset=_release,
+    )
     try:
-        pool = await asyncpg.create_pool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=10,
-            command_timeout=60,
-            reset=_release,
-        )
+        pool = await pending
     except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {_safe(url)}: {exc}") from exc
+    except (asyncpg.ClientConfigurationError, ValueError) as exc:
+        # The URL is parsed on the first connect: a bad scheme, port or option lands here.
+        raise DatabaseUrlInvalid(url, " ".join(str(exc).split())) from None
     assert pool is not None
     return pool
+
+
+def _password(url: str) -> str | None:
+    """The URL's password, if one can be read out of it (to keep it out of messages)."""
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        creds = url.split("://", 1)[-1].rpartition("@")[0]
+        return creds.partition(":")[2] or None
 
 
 def _safe(url: str) -> str:

@@ -23,6 +23,10 @@ PREFIX = "bot_memory_"
 TABLE = "bot_memory"
 
 
+class SettingsFileError(ValueError):
+    """The settings file is missing, or names a setting that does not exist."""
+
+
 def settings_file_source(settings_cls: type[BaseSettings]) -> PydanticBaseSettingsSource | None:
     """The source for the file BOT_MEMORY_SETTINGS names, if it names one."""
     named = os.environ.get(SETTINGS_FILE_VARIABLE)
@@ -30,7 +34,7 @@ def settings_file_source(settings_cls: type[BaseSettings]) -> PydanticBaseSettin
         return None
     path = Path(named).expanduser()
     if not path.is_file():
-        raise ValueError(f"{SETTINGS_FILE_VARIABLE} names {path}, which is not a file")
+        raise SettingsFileError(f"{SETTINGS_FILE_VARIABLE} names {path}, which is not a file")
     if path.suffix.lower() == ".toml":
         return TomlSettings(settings_cls, path)
     return DotEnvSettingsSource(settings_cls, env_file=path)
@@ -51,7 +55,9 @@ class TomlSettings(PydanticBaseSettingsSource):
         for key, value in items.items():
             field = names.get(key.lower())
             if field is None:
-                raise ValueError(f"{SETTINGS_FILE_VARIABLE}: {path} has no setting named {key!r}")
+                raise SettingsFileError(
+                    f"{SETTINGS_FILE_VARIABLE}: {path} has no setting named {key!r}"
+                )
             self.values[field] = value
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:

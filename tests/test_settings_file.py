@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,8 @@ from pydantic import ValidationError
 
 from bot_memory import cli
 from bot_memory.settings import MemorySettings
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +109,18 @@ async def test_the_command_line_reads_the_file_given_by_settings(
         assert code == 0 and "workspaces" in out  # it reached the database named in the file
     # `worker` and `run` take it too, the same way.
     assert cli.parser().parse_args(["worker", "--settings", str(path)]).settings == str(path)
+
+
+def test_a_bad_setting_is_one_line_naming_it_on_the_command_line() -> None:
+    env = {**os.environ, "BOT_MEMORY_IDLE_WINDOW_SECONDS": "half an hour"}
+    env.pop("BOT_MEMORY_SETTINGS", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "bot_memory", "status"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1
+    assert out.stderr.startswith("bot-memory: BOT_MEMORY_IDLE_WINDOW_SECONDS: ")
