@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,25 @@ def setup(
     locales: extra Fluent folders (<path>/<language>/*.ftl) overriding or adding replies.
     language(message): the reply language (default: the user's language_code).
     close_on_shutdown: close the Memory when the dispatcher shuts down.
+
+    Raises TypeError for an un-awaited `Memory.open()`, and SetupTooLate inside a startup hook
+    or once polling runs (what it registers is read before the hooks run: it would do nothing).
     """
+    if inspect.iscoroutine(memory):
+        memory.close()  # never started, so nothing to undo; and no "never awaited" warning
+        raise TypeError(
+            "setup() got a coroutine, not a Memory: await it first,"
+            " `memory = await Memory.open(settings)`, then `setup(dp, memory)`"
+        )
+    if too_late := _too_late(dp):
+        raise SetupTooLate(
+            f"setup() was called {too_late}: the dispatcher read its routers, middlewares,"
+            " update types and startup hooks before that, so memory would silently do nothing."
+            " Open memory and call setup() before starting the dispatcher:"
+            " `memory = await Memory.open(MemorySettings()); setup(dp, memory,"
+            " close_on_shutdown=True); await dp.start_polling(bot)` (for webhooks: before"
+            " the web app starts)"
+        )
     dp["memory"] = memory
     dp["memory_texts"] = texts = Texts(locales, language)
     settings = memory.settings
@@ -90,6 +109,24 @@ def setup(
     dp.startup.register(start_worker)
     dp.shutdown.register(stop_worker)
     return middleware
+
+
+class SetupTooLate(RuntimeError):
+    """setup() called where it cannot take effect: inside a startup hook, or while polling."""
+
+
+def _too_late(dp: Dispatcher) -> str | None:
+    """Where setup() is being called, if the dispatcher has started already."""
+    frame = inspect.currentframe()
+    while frame is not None:  # webhook apps and polling alike run the hooks in emit_startup
+        if frame.f_code is Router.emit_startup.__code__ and frame.f_locals.get("self") is dp:
+            return "inside a startup hook"
+        frame = frame.f_back
+    # start_polling holds this lock from before its startup hooks until polling ends.
+    running = getattr(dp, "_running_lock", None)
+    if running is not None and running.locked():
+        return "after polling started"
+    return None
 
 
 def _first(dp: Dispatcher, ours: list[Router]) -> None:
