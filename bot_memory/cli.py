@@ -17,7 +17,6 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from bot_memory import operator
 from bot_memory.database import Database, DatabaseUnavailable
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
+from bot_memory.pipeline.serving import Pin, live_window
 from bot_memory.settings import MemorySettings
 from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
 from bot_memory.store import Store
@@ -112,7 +112,9 @@ def _when(value: Any) -> str:
 
 
 async def show_status(args: argparse.Namespace, db: Database) -> int:
-    report = await operator.status(db.pool, limit=args.limit)
+    # A worker that missed a few ticks is likely stopped (or stuck): say so, not just when.
+    quiet = live_window(MemorySettings().tick_interval_seconds)
+    report = await operator.status(db.pool, limit=args.limit, live_within=quiet)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
         return 0
@@ -143,18 +145,28 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
         ]
         emit(args, problems, ["job", "workspace", "phase", "stop_kind", "claims", "at", "reason"])
     print("\nWorkers:")
-    # A worker that missed a few ticks is likely stopped (or stuck): say so, not just when.
-    quiet = timedelta(seconds=3 * MemorySettings().tick_interval_seconds + 60)
-    now = datetime.now(UTC)
     workers = [
         {
             **w,
+            "calls": str(Pin(w["provider"], w["model"])) if w["provider"] else "-",
             "last tick": _when(w["last_tick_at"]),
-            "state": "ticking" if now - w["last_tick_at"] < quiet else "silent",
+            "state": "ticking" if w["live"] else "silent",
         }
         for w in report["workers"]
     ]
-    emit(args, workers, ["worker", "last tick", "state"])
+    emit(args, workers, ["worker", "calls", "last tick", "state"])
+    if report["waiting"]:
+        print(
+            "\nJobs waiting for a model no live worker calls (they run under the model the bot"
+            " answered with; give a worker the bot's settings: --settings or BOT_MEMORY_SETTINGS):"
+        )
+        for group in report["waiting"]:
+            wanted = Pin(group["provider"], group["model"])
+            print(f"  {group['jobs']} job(s) since {_when(group['since'])} want {wanted}")
+            for w in group["lacking"]:
+                print(f"    worker {w['worker']} lacks {w['lacks']}")
+            if not group["lacking"]:
+                print("    no worker is running (bot-memory worker, or BOT_MEMORY_RUN_WORKER=true)")
     return 0
 
 

@@ -9,12 +9,15 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
 
+from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory_aiogram.commands import set_commands
 from bot_memory_aiogram.i18n import LanguageResolver, Texts
 from bot_memory_aiogram.middleware import HandlerFlags, MemoryMiddleware, WorkspaceResolver
 from bot_memory_aiogram.middleware.fairness import FairShare
 from bot_memory_aiogram.routers import get_routers
+
+log = get_logger(__name__)
 
 # The update types memory handles; `dp.resolve_used_update_types()` finds them too, since the
 # library registers a handler for each. chat_member updates also need the bot to be an admin.
@@ -95,6 +98,11 @@ def setup(
     async def start_worker(*args: Any, **kwargs: Any) -> None:
         # Startup hooks get different arguments from polling, webhooks and emit_startup.
         bot = kwargs.get("bot") or next((a for a in args if isinstance(a, Bot)), None)
+        if bot is not None:
+            try:  # which model this bot's memory jobs are for (workers on another one leave them)
+                await memory.serve_bot(bot.id)
+            except Exception as exc:
+                log.warning("memory.bot_model_unrecorded", error=repr(exc)[:200])
         if memory.settings.set_commands and bot is not None:
             await set_commands(bot, texts)
         if memory.settings.run_worker:
