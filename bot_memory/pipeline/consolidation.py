@@ -75,12 +75,13 @@ async def plan_pending(
         tx.workspace,
         state.key,
     )
+    planner = Pin(provider, model)
     pin = planned_pin(
         Pin(origin["provider"], origin["model"]) if origin else None,
-        Pin(provider, model),
+        planner,
         await jobs.current_pin(tx.conn, tx.workspace, state.key),
     )
-    return await plan_consolidation(
+    job_id = await plan_consolidation(
         tx,
         scope_key=state.key,
         scope_kind=state.scope.kind,
@@ -90,6 +91,9 @@ async def plan_pending(
         reason="index pending",
         force=force,
     )
+    if job_id is not None and pin != planner:
+        log.info("pipeline.job_left", job=job_id, wants=str(pin), calls=str(planner))
+    return job_id
 
 
 async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> None:

@@ -237,6 +237,8 @@ async def _plan_batch(
                 sources=len(snapshot.sources),
                 later_pairs=batch.remaining,
             )
+            if pin != ctx.pin:  # for a process that calls the bot's model
+                log.info("pipeline.job_left", job=job_id, wants=str(pin), calls=str(ctx.pin))
             return job_id
         if not await jobs.given_up(conn, workspace, state.key, snapshot.input_hash()):
             return None  # this very batch is planned already
