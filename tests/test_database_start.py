@@ -39,6 +39,7 @@ async def test_memory_open_names_a_malformed_database_url(url: str) -> None:
     assert isinstance(caught.value, DatabaseUnavailable)  # what hosts catch at start already
 
 
+@pytest.mark.slow  # subprocesses
 @pytest.mark.parametrize("command", ["status", "worker"])
 def test_the_command_line_says_one_line_for_a_malformed_database_url(command: str) -> None:
     env = {**os.environ, "DATABASE_URL": "postgresql://bot:s3cret@db:notaport/bot"}
@@ -82,6 +83,7 @@ def running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # a subprocess, initdb and two embedded servers
 async def test_a_server_left_by_a_killed_process_is_stopped_at_the_next_start(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

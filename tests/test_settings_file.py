@@ -111,6 +111,7 @@ async def test_the_command_line_reads_the_file_given_by_settings(
     assert cli.parser().parse_args(["worker", "--settings", str(path)]).settings == str(path)
 
 
+@pytest.mark.slow  # a subprocess
 def test_a_bad_setting_is_one_line_naming_it_on_the_command_line() -> None:
     env = {**os.environ, "BOT_MEMORY_IDLE_WINDOW_SECONDS": "half an hour"}
     env.pop("BOT_MEMORY_SETTINGS", None)

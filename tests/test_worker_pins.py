@@ -16,7 +16,6 @@ from bot_memory.pipeline.serving import Pin, lacks, planned_pin, verdict
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory_aiogram import setup
-from bot_memory_aiogram.testing import running_bot
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 
@@ -168,7 +167,10 @@ def host_answering_without_memory(memory: Memory) -> Dispatcher:
     return dp
 
 
+@pytest.mark.slow  # whole bots over HTTP
 async def test_the_bot_records_its_model_at_start_and_a_worker_follows_it(db_url: str) -> None:
+    from bot_memory_aiogram.testing import running_bot
+
     async with running_bot(host_answering_without_memory, database_url=db_url) as bot:
         assert await bot.say("we chose Kafka for the event bus") == "sure"
         wanted = (bot.memory.model.provider, "fake-model")
