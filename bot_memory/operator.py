@@ -7,7 +7,7 @@ the forget cascade, the planner), as an operator acting with admin rights.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -15,6 +15,7 @@ import asyncpg
 from bot_memory.access import Membership
 from bot_memory.control import ControlResult, forget_record
 from bot_memory.pipeline.consolidation import plan_pending
+from bot_memory.pipeline.serving import Pin, lacks, live_window
 from bot_memory.scopes import Scope
 from bot_memory.state import MemoryRecord
 from bot_memory.store import Store
@@ -28,9 +29,17 @@ class NotFound(LookupError):
 
 
 async def status(
-    pool: asyncpg.Pool, *, limit: int = 50, workspace: str | None = None
+    pool: asyncpg.Pool,
+    *,
+    limit: int = 50,
+    workspace: str | None = None,
+    live_within: timedelta | None = None,
 ) -> dict[str, Any]:
-    """Every workspace's figures (or one workspace's, for its admins in the Mini App)."""
+    """Every workspace's figures (or one workspace's, for its admins in the Mini App); each
+    worker and what it calls; jobs waiting for a model no worker that ticked within
+    `live_within` calls (default: three default ticks and a minute), with what each live
+    worker lacks for them."""
+    live_within = live_within or live_window(60.0)
     workspaces = await pool.fetch(
         """
         SELECT w.id AS workspace, w.spent_usd, w.reserved_usd, w.last_served_at,
@@ -55,8 +64,16 @@ async def status(
         workspace,
     )
     ticks = await pool.fetch(
-        "SELECT worker_id AS worker, started_at, last_tick_at FROM worker_ticks"
-        " ORDER BY last_tick_at DESC LIMIT 20"
+        "SELECT worker_id AS worker, started_at, last_tick_at, provider, model,"
+        " last_tick_at > now() - $1::interval AS live FROM worker_ticks"
+        " ORDER BY last_tick_at DESC LIMIT 20",
+        live_within,
+    )
+    pinned = await pool.fetch(
+        "SELECT provider, model, count(*) AS jobs, min(created_at) AS since FROM memory_jobs"
+        " WHERE phase IN ('extract', 'consolidate') AND ($1::text IS NULL OR workspace_id = $1)"
+        " GROUP BY provider, model ORDER BY min(created_at)",
+        workspace,
     )
     totals = await pool.fetchrow(
         "SELECT (SELECT count(*) FROM workspaces) AS workspaces,"
@@ -67,7 +84,35 @@ async def status(
         "workspaces": [{**dict(r), "jobs": _json(r["jobs"])} for r in workspaces],
         "problems": [dict(r) for r in problems],
         "workers": [dict(r) for r in ticks],
+        "waiting": waiting_for_models(
+            [dict(r) for r in pinned], [dict(r) for r in ticks if r["live"]]
+        ),
     }
+
+
+def waiting_for_models(
+    pinned: list[dict[str, Any]], live: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Job counts by pinned model that no live worker calls, each with what every live worker
+    lacks for it (a worker that has not ticked yet, or ticked with no model, says nothing)."""
+    calls = {Pin(w["provider"], w["model"]) for w in live if w["provider"] is not None}
+    waiting = []
+    for group in pinned:
+        wanted = Pin(group["provider"], group["model"])
+        if wanted in calls:
+            continue
+        lacking = [
+            {
+                "worker": w["worker"],
+                "provider": w["provider"],
+                "model": w["model"],
+                "lacks": lacks(Pin(w["provider"], w["model"]), wanted),
+            }
+            for w in live
+            if w["provider"] is not None
+        ]
+        waiting.append({**group, "lacking": lacking})
+    return waiting
 
 
 async def inspect(

@@ -27,7 +27,7 @@ from bot_memory.logs import get_logger
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.jobs import stop_jobs_touching
+from bot_memory.pipeline.jobs import record_bot_pin, stop_jobs_touching
 from bot_memory.pipeline.worker import Pipeline, Worker
 from bot_memory.recall import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
@@ -454,6 +454,12 @@ class Memory:
             telegram_message_id=telegram_message_id,
             text=storable(text),
         )
+
+    async def serve_bot(self, bot_id: int) -> None:
+        """Record that this bot's memory calls this process's model (setup() does, at start):
+        its jobs wait for a worker that calls it, and a worker on another model or server
+        leaves them (`bot-memory status` says which worker lacks what)."""
+        await record_bot_pin(self.store.pool, bot_id, self.pipeline.ctx.pin)
 
     # --- requests ---------------------------------------------------------------------------
 

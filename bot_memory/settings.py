@@ -2,6 +2,8 @@
 
 Each field's default is the spec's number; each is read from BOT_MEMORY_<NAME>. Connection
 settings that hosts already know by their usual names (DATABASE_URL, LLM_*) keep those names.
+A settings file named by BOT_MEMORY_SETTINGS is read below the environment (settings_file.py),
+so a bot and its `bot-memory worker` can share one.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from pathlib import Path
 from typing import Self
 
 from pydantic import AliasChoices, Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from bot_memory.settings_file import settings_file_source
 
 
 def _env(name: str, *fallbacks: str) -> AliasChoices:
@@ -130,6 +134,21 @@ class MemorySettings(BaseSettings):
     webhook_secret: str | None = None
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 8081
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Code, then the environment, then the host's settings file (read at each construction,
+        # so `--settings` set by the command line is seen), then the defaults.
+        from_file = settings_file_source(settings_cls)
+        files = (from_file,) if from_file is not None else ()
+        return (init_settings, env_settings, *files, file_secret_settings)
 
     @model_validator(mode="after")
     def _call_fits_its_lease(self) -> Self:

@@ -338,6 +338,8 @@ async def test_after_a_model_change_the_index_is_rebuilt_under_the_new_model(
         text = "remember that my bike is red"
         source = await memory.record(SCOPE, text=text, speaker_id=7)
         assert source is not None
+        # Pinned to m2 as the bot's router pins it: the scope's bot has moved to m2.
+        await memory.begin(source, kind="memory_control")
         await memory.control(recognize(text), source)
         await memory.pipeline.tick()
         models = [r.get("model") for r in llm.requests_by_purpose("memory_consolidation")]

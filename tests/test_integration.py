@@ -135,7 +135,8 @@ def test_the_openai_sdk_environment_configures_the_model(monkeypatch: pytest.Mon
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
     model = build_model(MemorySettings())
-    assert model.provider == "openai-compatible:127.0.0.1" and model.model == "gpt-4o-mini"
+    # The server it names: a port given is part of it (another port is another server).
+    assert model.provider == "openai-compatible:127.0.0.1:9" and model.model == "gpt-4o-mini"
     assert model.price_known  # from the shipped table
     monkeypatch.delenv("OPENAI_BASE_URL")
     model = build_model(MemorySettings())  # a key alone: the OpenAI API itself

@@ -53,7 +53,10 @@ class OpenAICompatibleModel(ChatModel):
         self.model = model
         self.price_known = price_known
         self.base_url = base_url.rstrip("/")
-        self.provider = f"openai-compatible:{httpx.URL(base_url).host}"
+        # The server, so jobs pinned to it are not run on another (a port given is part of it).
+        url = httpx.URL(base_url)
+        server = f"{url.host}:{url.port}" if url.port is not None else url.host
+        self.provider = f"openai-compatible:{server}"
         self._deadline = deadline_seconds
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(

@@ -21,6 +21,7 @@ from bot_memory.pipeline.prompts import (
     consolidation_messages,
     validate_consolidation,
 )
+from bot_memory.pipeline.serving import Pin, planned_pin
 from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
 from bot_memory.state import MemoryRecord, ScopeState
@@ -65,24 +66,34 @@ async def plan_pending(
 ) -> int | None:
     """A scope whose index went stale (a new record, a note, a forget, an edited, expired or
     pruned source) gets its consolidation planned. Charged to the scope's newest succeeded
-    request, like any other call, and run under the model configured now: a request pinned to
-    a model since replaced would plan work that is stopped for its configuration forever."""
+    request, like any other call, and pinned to that request's model (for a process that calls
+    it), or to `provider`/`model` (the planner's) when there is none or the scope's bot has
+    moved to the planner's model since (serving.planned_pin)."""
     origin = await tx.conn.fetchrow(
-        "SELECT id FROM requests WHERE workspace_id = $1 AND scope_key = $2"
+        "SELECT id, provider, model FROM requests WHERE workspace_id = $1 AND scope_key = $2"
         " AND status = 'succeeded' AND provider IS NOT NULL ORDER BY id DESC LIMIT 1",
         tx.workspace,
         state.key,
     )
-    return await plan_consolidation(
+    planner = Pin(provider, model)
+    pin = planned_pin(
+        Pin(origin["provider"], origin["model"]) if origin else None,
+        planner,
+        await jobs.current_pin(tx.conn, tx.workspace, state.key),
+    )
+    job_id = await plan_consolidation(
         tx,
         scope_key=state.key,
         scope_kind=state.scope.kind,
         origin_request_id=origin["id"] if origin else None,
-        provider=provider,
-        model=model,
+        provider=pin.provider,
+        model=pin.model,
         reason="index pending",
         force=force,
     )
+    if job_id is not None and pin != planner:
+        log.info("pipeline.job_left", job=job_id, wants=str(pin), calls=str(planner))
+    return job_id
 
 
 async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> None:

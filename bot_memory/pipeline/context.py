@@ -15,6 +15,7 @@ from bot_memory.models.base import ChatModel
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.jobs import Job
 from bot_memory.pipeline.prompts import CONSOLIDATION, EXTRACTION
+from bot_memory.pipeline.serving import Pin
 from bot_memory.settings import MemorySettings
 from bot_memory.store import Store
 
@@ -42,6 +43,11 @@ class PipelineContext:
     @property
     def pool(self) -> asyncpg.Pool:
         return self.store.pool
+
+    @property
+    def pin(self) -> Pin:
+        """What this worker calls."""
+        return Pin(self.model.provider, self.model.model)
 
     def config_matches(self, job: Job) -> bool:
         """Model and provider configuration changes stop stale work."""

@@ -19,6 +19,7 @@ from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, nex
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
+from bot_memory.pipeline.serving import Pin, planned_pin
 from bot_memory.state import ScopeState, source_id
 from bot_memory.workspace import WorkspaceGone, WorkspaceTx
 
@@ -208,13 +209,11 @@ async def _plan_batch(
             tx.save(state)
             continue
         origin = batch.pairs[-1].request_id
-        provider, model = next(
-            (r["provider"], r["model"]) for r in rows if r["request_id"] == origin
-        )
-        if (provider, model) != (ctx.model.provider, ctx.model.model):
-            # Pinned to a configuration that has since changed: that work is stale, and it
-            # runs under the model configured now.
-            provider, model = ctx.model.provider, ctx.model.model
+        answered = next(r for r in rows if r["request_id"] == origin)
+        pinned = Pin(answered["provider"], answered["model"]) if answered["provider"] else None
+        # The model the conversation was answered with (or its bot calls), for a process that
+        # calls it; this worker's own only if the bot has moved to it (serving.planned_pin).
+        pin = planned_pin(pinned, ctx.pin, await jobs.current_pin(conn, workspace, state.key))
         snapshot = Snapshot(
             scope_kind=state.scope.kind,
             sources=[s for p in batch.pairs for s in p.sources],
@@ -227,8 +226,8 @@ async def _plan_batch(
             phase="extract",
             snapshot=snapshot,
             origin_request_id=origin,
-            provider=provider,
-            model=model,
+            provider=pin.provider,
+            model=pin.model,
         )
         if job_id is not None:
             log.info(
@@ -238,6 +237,8 @@ async def _plan_batch(
                 sources=len(snapshot.sources),
                 later_pairs=batch.remaining,
             )
+            if pin != ctx.pin:  # for a process that calls the bot's model
+                log.info("pipeline.job_left", job=job_id, wants=str(pin), calls=str(ctx.pin))
             return job_id
         if not await jobs.given_up(conn, workspace, state.key, snapshot.input_hash()):
             return None  # this very batch is planned already

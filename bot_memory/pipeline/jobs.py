@@ -19,6 +19,7 @@ from typing import Any, Literal
 import asyncpg
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot_memory.pipeline.serving import Pin
 from bot_memory.scopes import Scope
 from bot_memory.state import content_hash
 
@@ -193,14 +194,46 @@ async def in_flight(conn: asyncpg.Connection, workspace: str, scope_key: str, ph
     return found is not None
 
 
-async def claim_next(pool: asyncpg.Pool, *, lease_seconds: float, max_claims: int) -> Job | None:
+# What a scope's bot calls now: the model its process last started with (setup() records it),
+# or else the one the scope's newest request was pinned to.
+CURRENT_PIN = (
+    "SELECT b.provider, b.model FROM memory_scopes s JOIN bot_models b ON b.bot_id = s.bot_id"
+    " WHERE s.workspace_id = {ws} AND s.scope_key = {scope}"
+    " UNION ALL (SELECT r.provider, r.model FROM requests r WHERE r.workspace_id = {ws}"
+    " AND r.scope_key = {scope} AND r.provider IS NOT NULL ORDER BY r.id DESC LIMIT 1)"
+    " LIMIT 1"
+)
+
+
+async def current_pin(conn: asyncpg.Connection, workspace: str, scope_key: str) -> Pin | None:
+    row = await conn.fetchrow(CURRENT_PIN.format(ws="$1", scope="$2"), workspace, scope_key)
+    return Pin(row["provider"], row["model"]) if row else None
+
+
+async def record_bot_pin(pool: asyncpg.Pool, bot_id: int, pin: Pin) -> None:
+    """The model a bot's process starts with: its jobs wait for a worker that calls it."""
+    await pool.execute(
+        "INSERT INTO bot_models (bot_id, provider, model) VALUES ($1, $2, $3)"
+        " ON CONFLICT (bot_id) DO UPDATE SET provider = EXCLUDED.provider,"
+        " model = EXCLUDED.model, updated_at = now()",
+        bot_id,
+        pin.provider,
+        pin.model,
+    )
+
+
+async def claim_next(
+    pool: asyncpg.Pool, *, lease_seconds: float, max_claims: int, serves: Pin | None = None
+) -> Job | None:
     """Claim one due job with a fresh token and lease.
 
     Workspaces take turns: the one served least recently goes first, so a busy workspace cannot
     starve the others. Locks: the job's workspace row, then the job row (SKIP LOCKED, so two
-    workers never claim one job).
+    workers never claim one job). `serves`: the worker's pin; only jobs it runs or re-plans are
+    claimed (serving.verdict, in SQL), the others are left to a process that calls their model.
     """
     skipped: list[int] = []
+    provider, model = (serves.provider, serves.model) if serves else (None, None)
     async with pool.acquire() as conn:
         while True:
             candidate = await conn.fetchrow(
@@ -209,9 +242,13 @@ async def claim_next(pool: asyncpg.Pool, *, lease_seconds: float, max_claims: in
                 " WHERE j.phase = ANY($1::text[]) AND j.next_attempt_at <= now()"
                 " AND (j.lease_until IS NULL OR j.lease_until < now())"
                 " AND NOT (j.id = ANY($2::bigint[]))"
+                " AND ($3::text IS NULL OR (j.provider = $3 AND j.model = $4)"
+                f" OR ($3, $4) = ({CURRENT_PIN.format(ws='j.workspace_id', scope='j.scope_key')}))"
                 " ORDER BY w.last_served_at NULLS FIRST, j.next_attempt_at, j.id LIMIT 1",
                 list(ACTIVE_PHASES),
                 skipped,
+                provider,
+                model,
             )
             if candidate is None:
                 return None

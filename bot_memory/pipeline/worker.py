@@ -90,6 +90,7 @@ class Pipeline:
                 self.ctx.pool,
                 lease_seconds=self.ctx.settings.lease_seconds,
                 max_claims=self.ctx.settings.max_claims_per_input,
+                serves=self.ctx.pin,
             )
             if job is None:
                 if not ran:
@@ -101,10 +102,13 @@ class Pipeline:
                 continue
             ran = True
             report.finished[job.id] = await self.run_job(job, now)
-        await self.ctx.pool.execute(  # for operators: when this worker last ran (one row each)
-            "INSERT INTO worker_ticks (worker_id) VALUES ($1) ON CONFLICT (worker_id)"
-            " DO UPDATE SET last_tick_at = now()",
+        await self.ctx.pool.execute(  # for operators: when this worker last ran, what it calls
+            "INSERT INTO worker_ticks (worker_id, provider, model) VALUES ($1, $2, $3)"
+            " ON CONFLICT (worker_id) DO UPDATE SET last_tick_at = now(),"
+            " provider = EXCLUDED.provider, model = EXCLUDED.model",
             self.worker_id,
+            self.ctx.model.provider,
+            self.ctx.model.model,
         )
         return report
 
@@ -123,8 +127,9 @@ class Pipeline:
                 log.warning("pipeline.job_stopped", job=job.id, reason="call cut off earlier")
                 return job.phase
             if not self.ctx.config_matches(job):
-                # Work planned for the old model stops; the scope is planned again at once,
-                # under the model configured now.
+                # Claimed because the scope's bot has moved to this worker's model since (see
+                # serving.verdict): work planned for the old one stops, and the scope is
+                # planned again at once under the model configured now.
                 await jobs.stop(
                     self.ctx.pool,
                     job,
