@@ -49,17 +49,14 @@ async def test_a_returned_answer_telegram_refuses_fails_the_request() -> None:
         bot.emu.inject_error("sendMessage", description="Bad Request: message is too long")
         bot.send("hello")
         await bot.settled()
-        status, error = await bot.memory.store.pool.fetchrow(
-            "SELECT status, error FROM requests"
-        )
+        status, error = await bot.memory.store.pool.fetchrow("SELECT status, error FROM requests")
         assert (status, error) == ("failed", "TelegramBadRequest")
 
 
 async def test_closings_with_nothing_to_keep_are_one_statement(memory: Memory) -> None:
     now = datetime(2024, 5, 1, tzinfo=UTC)
     sources = [
-        await memory.record(SCOPE, text=f"message {i}", speaker_id=7, sent_at=now)
-        for i in range(5)
+        await memory.record(SCOPE, text=f"message {i}", speaker_id=7, sent_at=now) for i in range(5)
     ]
     for source in sources:
         assert source is not None

@@ -46,8 +46,14 @@ class EmulatorServer(LoopbackServer):
         self.calls: list[ApiCall] = []
         #: Status answered by ``getChatMember`` for pairs without an explicit status.
         self.default_member_status = "member"
-        #: Current webhook URL ("" = none); ``getUpdates`` answers 409 while it is set.
+        #: Current webhook URL ("" = none); ``getUpdates`` answers 409 while it is set, and
+        #: updates are posted there instead, as Telegram does.
         self.webhook_url = ""
+        #: ``secret_token`` of ``setWebhook``, sent back in a header with every post.
+        self.webhook_secret = ""
+        #: The HTTP status of every webhook post, in order (a refused one is posted again).
+        self.webhook_statuses: list[int] = []
+        self._delivery: asyncio.Task[None] | None = None
         #: Commands set via ``setMyCommands``, keyed by ``"<scope type>:<language>"``.
         self.commands: dict[str, list[Any]] = {}
         #: What ``getMe`` reports.
@@ -96,8 +102,11 @@ class EmulatorServer(LoopbackServer):
         self._closing = False
 
     def on_stop(self) -> None:
-        """Pending long polls are answered with ``[]`` right away."""
+        """Pending long polls are answered with ``[]`` right away; webhook posts stop."""
         self._closing = True
+        if self._delivery is not None:
+            self._delivery.cancel()
+            self._delivery = None
         self._notify()
 
     @property
@@ -313,6 +322,10 @@ class EmulatorServer(LoopbackServer):
             params = await self._read_params(request)
         except ValueError as exc:
             return bad_request(f"invalid request parameters: {exc}").response()
+        return await self._call(raw_method, params)
+
+    async def _call(self, raw_method: str, params: JsonDict) -> web.Response:
+        """One Bot API call, from HTTP or from a webhook's answer: recorded, then answered."""
         method, handler = self._handlers.get(raw_method.lower(), (raw_method, self._return_true))
         call = ApiCall(method=method, params=params)
         self.calls.append(call)

@@ -1,11 +1,15 @@
 """Getting updates: long polling (``getUpdates`` with offsets, limits, ``allowed_updates`` and
-409 conflicts), the webhook switches that turn it off, and raw updates a test pushes."""
+409 conflicts), webhooks (each update posted to the bot's URL in order, with its secret token,
+until a 2xx; a method in the answer's body is carried out as a call, as Telegram does), and raw
+updates a test pushes."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
 from typing import Any, Final
+
+import aiohttp
 
 from bot_memory_aiogram.testing.emulator.records import EmulatorRecords
 from bot_memory_aiogram.testing.emulator.wire import (
@@ -14,6 +18,7 @@ from bot_memory_aiogram.testing.emulator.wire import (
     JsonDict,
     as_float,
     as_int,
+    decode_value,
     truthy,
 )
 
@@ -103,17 +108,59 @@ class UpdateMethods(EmulatorRecords):
 
     async def _set_webhook(self, params: JsonDict) -> Any:
         self.webhook_url = str(params.get("url") or "")
+        self.webhook_secret = str(params.get("secret_token") or "")
+        allowed = params.get("allowed_updates")
+        if isinstance(allowed, list):
+            self._allowed_updates = frozenset(str(a) for a in allowed) if allowed else None
         if truthy(params.get("drop_pending_updates")):
             self._updates.clear()
         # A pending long poll is terminated like on Telegram.
         self._poll_generation += 1
+        if self.webhook_url and (self._delivery is None or self._delivery.done()):
+            self._delivery = asyncio.create_task(self._post_updates())
+        self._notify()
         return True
 
     async def _delete_webhook(self, params: JsonDict) -> Any:
         self.webhook_url = ""
         if truthy(params.get("drop_pending_updates")):
             self._updates.clear()
+        self._notify()  # the delivery task sees the URL gone and ends
         return True
+
+    async def _post_updates(self) -> None:
+        """Telegram's side of a webhook: the oldest update is posted until the bot accepts it
+        (2xx), then the next; a refused or failed post is retried shortly."""
+        async with aiohttp.ClientSession() as http:
+            while self.webhook_url and not self._closing:
+                kept = [u for u in self._updates if self._update_allowed(u)]
+                if len(kept) != len(self._updates):
+                    self._updates = kept
+                    self._notify()
+                if not kept:
+                    await self._wait_change(None)
+                    continue
+                update = kept[0]
+                headers = {}
+                if self.webhook_secret:
+                    headers["X-Telegram-Bot-Api-Secret-Token"] = self.webhook_secret
+                answer: tuple[str, JsonDict] | None = None
+                try:
+                    async with http.post(self.webhook_url, json=update, headers=headers) as resp:
+                        self.webhook_statuses.append(resp.status)
+                        accepted = 200 <= resp.status < 300
+                        if accepted:
+                            answer = await _method_in(resp)
+                except (aiohttp.ClientError, OSError):
+                    accepted = False
+                if not accepted:
+                    await asyncio.sleep(0.05)
+                    continue
+                if update in self._updates:
+                    self._updates.remove(update)
+                self._notify()
+                if answer is not None:
+                    await self._call(*answer)
 
     async def _get_webhook_info(self, params: JsonDict) -> Any:
         return {
@@ -121,3 +168,22 @@ class UpdateMethods(EmulatorRecords):
             "has_custom_certificate": False,
             "pending_update_count": len(self._updates),
         }
+
+
+async def _method_in(resp: aiohttp.ClientResponse) -> tuple[str, JsonDict] | None:
+    """The method a bot answered a webhook post with: JSON, or a form (aiogram sends one)."""
+    raw: dict[str, Any] = {}
+    if resp.content_type == "application/json":
+        body = await resp.json()
+        if isinstance(body, dict):
+            raw = body
+    elif resp.content_type.startswith("multipart/"):
+        reader = aiohttp.MultipartReader.from_response(resp)
+        async for part in reader:
+            if isinstance(part, aiohttp.BodyPartReader) and part.name:
+                raw[part.name] = await part.text()
+    method = raw.pop("method", None)
+    if not isinstance(method, str) or not method:
+        return None
+    params = {k: decode_value(k, v) if isinstance(v, str) else v for k, v in raw.items()}
+    return method, params
