@@ -10,8 +10,11 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
+
+import asyncpg
 
 from bot_memory_aiogram.testing import BotAPIEmulator
 from tests.fake_openai import FakeOpenAI
@@ -70,6 +73,54 @@ async def test_run_answers_extracts_and_recalls_per_scope(db_url: str, tmp_path:
             prompt = json.dumps(llm.chat_requests()[before])
             assert "memory_context" in prompt and "deploy Monday" in prompt
             assert "budget review" not in prompt and key not in prompt
+        finally:
+            proc.send_signal(signal.SIGINT)
+            out, _ = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, out.decode()[-2000:]
+        assert b"Traceback" not in out, out.decode()[-2000:]
+
+
+async def test_run_takes_updates_by_webhook(db_url: str, tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    async with BotAPIEmulator() as emu, FakeOpenAI(api_key="k") as llm:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("BOT_MEMORY_", "LLM_"))},
+            "BOT_TOKEN": emu.token,
+            "TELEGRAM_API_URL": emu.base_url,
+            "DATABASE_URL": db_url,
+            "LLM_BASE_URL": llm.base_url,
+            "LLM_API_KEY": "k",
+            "LLM_MODEL": "fake-model",
+            "BOT_MEMORY_WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram/hook",
+            "BOT_MEMORY_WEBHOOK_SECRET": "hook-secret",
+            "BOT_MEMORY_WEBHOOK_PORT": str(port),
+            "PYTHONPATH": str(ROOT),
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "bot_memory", "run", "--log-level", "warning"),
+            cwd=tmp_path,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            await emu.wait_for_calls("setWebhook", timeout=60)
+            [hook] = emu.calls_to("setWebhook")
+            assert hook.params["secret_token"] == "hook-secret"
+            emu.push_message(chat_id=12, user_id=12, text="remember that the boat is Aurora")
+            [reply] = await emu.wait_for_sent(1, timeout=30)
+            assert reply.params["text"] == "Noted. I'll remember that."
+            assert set(emu.webhook_statuses) == {200}
+            conn = await asyncpg.connect(db_url)
+            try:
+                kept = await conn.fetchval("SELECT string_agg(summary, ' ') FROM memory_records")
+            finally:
+                await conn.close()
+            assert "Aurora" in kept
+            assert not emu.calls_to("getUpdates")  # no polling
         finally:
             proc.send_signal(signal.SIGINT)
             out, _ = await asyncio.wait_for(proc.communicate(), 30)
