@@ -14,7 +14,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Self
+from typing import Self, cast
+
+import asyncpg
 
 from bot_memory import control, retention, tenancy
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester
@@ -29,6 +31,7 @@ from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import record_bot_pin, stop_jobs_touching
 from bot_memory.pipeline.worker import Pipeline, Worker
+from bot_memory.priority import GatedPool, RequestsFirst
 from bot_memory.recall import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
@@ -74,6 +77,7 @@ class Memory:
     agent: ReferenceAgent
     access: Access
     closer: RequestCloser
+    requests_first: RequestsFirst
     _marked: dict[str, datetime] = field(default_factory=dict)  # scope -> last use written
     _held: deque[_Held] = field(default_factory=deque)
     _drainer: asyncio.Task[None] | None = None
@@ -121,7 +125,10 @@ class Memory:
                 " cannot stop spending; set BOT_MEMORY_LLM_INPUT_USD_PER_MTOK and"
                 " BOT_MEMORY_LLM_OUTPUT_USD_PER_MTOK",
             )
-        worker_store = Store(db.worker_pool, limits=limits)
+        # The worker in this process steps aside while messages are handled (RequestsFirst).
+        requests_first = RequestsFirst(settings.worker_yield_max_seconds)
+        worker_pool = cast(asyncpg.Pool, GatedPool(db.worker_pool, requests_first))
+        worker_store = Store(worker_pool, limits=limits)
         pipeline = Pipeline(PipelineContext(store=worker_store, model=model, settings=settings))
         tools = ToolExecutor(store, model, settings, access)
         log.info(
@@ -141,6 +148,7 @@ class Memory:
             tools=tools,
             agent=ReferenceAgent(store, model, settings),
             access=access,
+            requests_first=requests_first,
             closer=RequestCloser(
                 store,
                 idle_seconds=settings.idle_window_seconds,

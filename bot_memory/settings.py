@@ -36,6 +36,9 @@ class MemorySettings(BaseSettings):
     workspace: str | None = None
     db_pool_min: int = 1
     db_pool_max: int = 5
+    # A worker in the bot's process waits (at most this long) before each database step
+    # while messages are being handled: requests first. 0: no waiting.
+    worker_yield_max_seconds: float = 0.02
     worker_pool_max: int = 2  # the worker's own connections, so ingress never waits for it
 
     # --- the model (an OpenAI-compatible server; none configured = the offline model) --------

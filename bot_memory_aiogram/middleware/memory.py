@@ -112,6 +112,16 @@ class MemoryMiddleware(BaseMiddleware):
             self.names[user.id] = user.first_name
         if message is None:
             return await handler(event, data)
+        with self._memory.requests_first.serving():  # a worker here steps aside meanwhile
+            return await self._message(handler, event, message, data)
+
+    async def _message(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        message: Message,
+        data: dict[str, Any],
+    ) -> Any:
         try:
             await self._ingress(message, data)
         except Exception:  # memory must never take the host's bot down
