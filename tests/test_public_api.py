@@ -53,6 +53,7 @@ PUBLIC = {
         "BotAPIEmulator",
         "EmulatorError",
         "FakeOpenAI",
+        "ReplyRefused",
         "TestBot",
         "command_entity",
         "default_responder",

@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 import pytest
 from aiogram import Dispatcher
+from aiogram.types import Message
 
 from bot_memory.service import Memory
 from bot_memory_aiogram import setup
-from bot_memory_aiogram.testing import TestBot, running_bot
+from bot_memory_aiogram.testing import ReplyRefused, TestBot, running_bot
 
 
 def plain(memory: Memory) -> Dispatcher:
@@ -87,3 +88,18 @@ async def test_a_startup_hook_that_raises_comes_out_of_running_bot(db_url: str) 
             pytest.fail("the body must not run: polling never started")
     [memory] = opened
     assert memory.store.pool.is_closing()
+
+
+async def test_say_raises_when_telegram_refused_the_reply() -> None:
+    def broken_html(memory: Memory) -> Dispatcher:
+        dp = plain(memory)
+
+        @dp.message()
+        async def reply(message: Message) -> None:
+            await message.answer("<b>unclosed " + (message.text or ""), parse_mode="HTML")
+
+        return dp
+
+    async with running_bot(broken_html) as bot:
+        with pytest.raises(ReplyRefused, match="refused"):
+            await bot.say("hello")

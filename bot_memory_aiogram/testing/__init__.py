@@ -23,13 +23,14 @@ from bot_memory_aiogram.testing.emulator import (
     utf16_len,
 )
 from bot_memory_aiogram.testing.fake_openai import FakeOpenAI, default_responder
-from bot_memory_aiogram.testing.harness import TestBot, running_bot
+from bot_memory_aiogram.testing.harness import ReplyRefused, TestBot, running_bot
 
 __all__ = [
     "ApiCall",
     "BotAPIEmulator",
     "EmulatorError",
     "FakeOpenAI",
+    "ReplyRefused",
     "TestBot",
     "command_entity",
     "default_responder",

@@ -29,9 +29,14 @@ from bot_memory.settings import MemorySettings
 from bot_memory_aiogram.testing.emulator import BotAPIEmulator
 from bot_memory_aiogram.testing.fake_openai import FakeOpenAI
 
-__all__ = ["TestBot", "running_bot"]
+__all__ = ["ReplyRefused", "TestBot", "running_bot"]
 
 BuildDispatcher = Callable[[Memory], Dispatcher | Awaitable[Dispatcher]]
+
+
+class ReplyRefused(AssertionError):
+    """The bot's reply to a `say` was refused by Telegram (bad markup, too long, ...): the user
+    saw nothing."""
 
 
 @dataclass
@@ -56,7 +61,10 @@ class TestBot:
         calls = await self.emu.wait_for_sent(expected)
         sent = update["message"]
         await self._closed(sent["chat"]["id"], sent["message_id"])
-        return str(calls[expected - 1].params.get("text", ""))
+        reply = calls[expected - 1]
+        if reply.error is not None:
+            raise ReplyRefused(f"Telegram refused the bot's reply ({reply.error}): {reply.params}")
+        return str(reply.params.get("text", ""))
 
     async def _closed(self, chat_id: int, message_id: int, seconds: float = 5.0) -> None:
         """Wait (a little) for this message's request to close; other chats' are not waited on."""
