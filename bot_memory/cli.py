@@ -167,6 +167,16 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
                 print(f"    worker {w['worker']} lacks {w['lacks']}")
             if not group["lacking"]:
                 print("    no worker is running (bot-memory worker, or BOT_MEMORY_RUN_WORKER=true)")
+    if report["disagreements"]:
+        print(
+            "\nWorkers running with other settings than the bot (they plan its conversations"
+            " by theirs; give a worker the bot's settings: --settings or BOT_MEMORY_SETTINGS):"
+        )
+        for d in report["disagreements"]:
+            print(
+                f"  worker {d['worker']}: {d['setting']} = {d['worker_value']}"
+                f" (bot {d['bot_id']}: {d['bot_value']})"
+            )
     return 0
 
 

@@ -14,6 +14,7 @@ import asyncpg
 
 from bot_memory.access import Membership
 from bot_memory.control import ControlResult, forget_record
+from bot_memory.pipeline.agreement import disagreements
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.serving import Pin, lacks, live_window
 from bot_memory.scopes import Scope
@@ -64,7 +65,7 @@ async def status(
         workspace,
     )
     ticks = await pool.fetch(
-        "SELECT worker_id AS worker, started_at, last_tick_at, provider, model,"
+        "SELECT worker_id AS worker, started_at, last_tick_at, provider, model, settings,"
         " last_tick_at > now() - $1::interval AS live FROM worker_ticks"
         " ORDER BY last_tick_at DESC LIMIT 20",
         live_within,
@@ -75,6 +76,7 @@ async def status(
         " GROUP BY provider, model ORDER BY min(created_at)",
         workspace,
     )
+    bots = await pool.fetch("SELECT bot_id, settings FROM bot_models ORDER BY bot_id")
     totals = await pool.fetchrow(
         "SELECT (SELECT count(*) FROM workspaces) AS workspaces,"
         " (SELECT count(*) FROM memory_records WHERE valid) AS records"
@@ -83,9 +85,14 @@ async def status(
         "totals": dict(totals) if totals else {},
         "workspaces": [{**dict(r), "jobs": _json(r["jobs"])} for r in workspaces],
         "problems": [dict(r) for r in problems],
-        "workers": [dict(r) for r in ticks],
+        "workers": [{**dict(r), "settings": _json(r["settings"])} for r in ticks],
         "waiting": waiting_for_models(
             [dict(r) for r in pinned], [dict(r) for r in ticks if r["live"]]
+        ),
+        # Settings a live worker runs with differently from a bot (not its model: above).
+        "disagreements": disagreements(
+            [{**dict(r), "settings": _json(r["settings"])} for r in bots],
+            [{**dict(r), "settings": _json(r["settings"])} for r in ticks if r["live"]],
         ),
     }
 

@@ -27,6 +27,7 @@ from bot_memory.database import Database, is_connection_error
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
 from bot_memory.models import ChatModel, build_model
+from bot_memory.pipeline.agreement import pipeline_settings
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import record_bot_pin, stop_jobs_touching
@@ -467,7 +468,9 @@ class Memory:
         """Record that this bot's memory calls this process's model (setup() does, at start):
         its jobs wait for a worker that calls it, and a worker on another model or server
         leaves them (`bot-memory status` says which worker lacks what)."""
-        await record_bot_pin(self.store.pool, bot_id, self.pipeline.ctx.pin)
+        await record_bot_pin(
+            self.store.pool, bot_id, self.pipeline.ctx.pin, pipeline_settings(self.settings)
+        )
 
     # --- requests ---------------------------------------------------------------------------
 

@@ -193,3 +193,37 @@ async def test_the_bot_records_its_model_at_start_and_a_worker_follows_it(db_url
         assert models == {"new-model"}
         assert any("Kafka" in m for m in await bot.memories())
         assert await waiting_jobs(bot.memory) == []
+
+
+async def test_status_names_the_settings_a_worker_runs_with_differently_from_the_bot(
+    bot: Memory,
+    db_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await bot.serve_bot(42)  # the bot at start (setup() does it), its idle window 0
+    worker = await Memory.open(make_settings(db_url, idle_window_seconds=1800))
+    try:
+        await worker.pipeline.tick()
+        text, report_json = await status(db_url, monkeypatch, capsys)
+        assert report_json["disagreements"] == [
+            {
+                "worker": worker.pipeline.worker_id,
+                "bot_id": 42,
+                "setting": "idle_window_seconds",
+                "worker_value": 1800.0,
+                "bot_value": 0.0,
+            }
+        ]
+        assert "running with other settings than the bot" in text
+        assert "idle_window_seconds = 1800.0 (bot 42: 0.0)" in text
+    finally:
+        await worker.close()
+    # A worker with the bot's settings: nothing to say.
+    same = await Memory.open(make_settings(db_url))
+    try:
+        await same.pipeline.tick()
+        text, report_json = await status(db_url, monkeypatch, capsys)
+        assert report_json["disagreements"] == [] and "other settings" not in text
+    finally:
+        await same.close()

@@ -210,15 +210,19 @@ async def current_pin(conn: asyncpg.Connection, workspace: str, scope_key: str) 
     return Pin(row["provider"], row["model"]) if row else None
 
 
-async def record_bot_pin(pool: asyncpg.Pool, bot_id: int, pin: Pin) -> None:
-    """The model a bot's process starts with: its jobs wait for a worker that calls it."""
+async def record_bot_pin(
+    pool: asyncpg.Pool, bot_id: int, pin: Pin, settings: dict[str, Any] | None = None
+) -> None:
+    """The model a bot's process starts with: its jobs wait for a worker that calls it. With
+    the settings its memory work depends on, for `status` to compare with the workers'."""
     await pool.execute(
-        "INSERT INTO bot_models (bot_id, provider, model) VALUES ($1, $2, $3)"
+        "INSERT INTO bot_models (bot_id, provider, model, settings) VALUES ($1, $2, $3, $4)"
         " ON CONFLICT (bot_id) DO UPDATE SET provider = EXCLUDED.provider,"
-        " model = EXCLUDED.model, updated_at = now()",
+        " model = EXCLUDED.model, settings = EXCLUDED.settings, updated_at = now()",
         bot_id,
         pin.provider,
         pin.model,
+        None if settings is None else json.dumps(settings),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import os
 import socket
 import time
@@ -26,6 +27,7 @@ from bot_memory.charging import BudgetExhausted
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
+from bot_memory.pipeline.agreement import pipeline_settings
 from bot_memory.pipeline.consolidation import run_consolidation
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import plan_due, rearm
@@ -103,12 +105,14 @@ class Pipeline:
             ran = True
             report.finished[job.id] = await self.run_job(job, now)
         await self.ctx.pool.execute(  # for operators: when this worker last ran, what it calls
-            "INSERT INTO worker_ticks (worker_id, provider, model) VALUES ($1, $2, $3)"
-            " ON CONFLICT (worker_id) DO UPDATE SET last_tick_at = now(),"
-            " provider = EXCLUDED.provider, model = EXCLUDED.model",
+            "INSERT INTO worker_ticks (worker_id, provider, model, settings)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (worker_id) DO UPDATE SET"
+            " last_tick_at = now(), provider = EXCLUDED.provider, model = EXCLUDED.model,"
+            " settings = EXCLUDED.settings",
             self.worker_id,
             self.ctx.model.provider,
             self.ctx.model.model,
+            json.dumps(pipeline_settings(self.ctx.settings)),
         )
         return report
 
