@@ -25,12 +25,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # Scripts written without spaces: Han, kana, and their extensions.
 _CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)*)")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "‘": "'", "`": "'"})
-_POSSESSIVE = re.compile(r"'s$")
 _PHRASE = re.compile(r'"([^"]+)"|“([^”]+)”|«([^»]+)»|「([^」]+)」')
 
 MAX_LEXEME_CHARS = 64  # a longer run (a hash, a base64 blob) is cut: nobody types it whole
@@ -75,20 +75,20 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):  # a tuple: built for every word of every recorded message
     kind: str  # "word" or "cjk"
     text: str
 
 
 def _tokens(text: str) -> list[_Token]:
     found: list[_Token] = []
-    for m in _TOKEN.finditer(fold(text)):
-        if m.group("cjk"):
-            found.append(_Token("cjk", m.group("cjk")))
+    for cjk, word in _TOKEN.findall(fold(text)):
+        if cjk:
+            found.append(_Token("cjk", cjk))
         else:
-            word = _POSSESSIVE.sub("", m.group("word"))[:MAX_LEXEME_CHARS]
-            found.append(_Token("word", word))
+            if word.endswith("'s"):
+                word = word[:-2]
+            found.append(_Token("word", word[:MAX_LEXEME_CHARS]))
     return found
 
 
