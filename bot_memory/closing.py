@@ -3,8 +3,9 @@
 Every directed message nothing answered (and every failed one) is closed with a status; doing
 that while the handler returns costs each message a second statement. Closings queue here
 instead and are written together, one statement for all that arrived within a short linger, by
-a task of their own. A closing lost with its process (a crash before the write) is not lost
-to memory: a request left open is closed by the request timeout (`request_timeout_seconds`).
+a task of their own. While the database is away a batch is tried again a few times; a closing
+lost with its process (a crash before the write) is not lost to memory either: a request left
+open is closed by the request timeout (`request_timeout_seconds`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from bot_memory.database import is_connection_error
 from bot_memory.logs import get_logger
 from bot_memory.store import Closing, Store
 
@@ -19,8 +21,16 @@ log = get_logger(__name__)
 
 
 class RequestCloser:
-    def __init__(self, store: Store, *, idle_seconds: float, linger_seconds: float) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        idle_seconds: float,
+        linger_seconds: float,
+        retry_pauses: tuple[float, ...] = (0.5, 2.0),
+    ) -> None:
         self._store = store
+        self._retry_pauses = retry_pauses
         self._idle_seconds = idle_seconds
         self._linger = linger_seconds
         self._queue: list[Closing] = []
@@ -50,13 +60,25 @@ class RequestCloser:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._hurry.wait(), self._linger)
             batch, self._queue = self._queue, []
+            await self._write(batch)
+        self._hurry.clear()
+
+    async def _write(self, batch: list[Closing]) -> None:
+        """One statement; while the database is away, again a few times; a batch refused for
+        another reason (one bad row) row by row, so the others still close."""
+        for attempt, pause in enumerate((*self._retry_pauses, None)):
             try:
                 await self._store.close_unanswered(batch, idle_seconds=self._idle_seconds)
-            except Exception as exc:  # the requests stay open; the request timeout closes them
-                log.warning(
-                    "memory.close_deferred",
-                    requests=len(batch),
-                    error=type(exc).__name__,
-                    detail=str(exc)[:200],
-                )
-        self._hurry.clear()
+                return
+            except Exception as exc:
+                if not is_connection_error(exc):
+                    break
+                if pause is None:  # the request timeout closes them (as lost)
+                    log.warning("memory.close_deferred", requests=len(batch), attempts=attempt + 1)
+                    return
+                await asyncio.sleep(pause)
+        if len(batch) == 1:
+            log.warning("memory.close_failed", request=batch[0].request_id)
+            return
+        for closing in batch:
+            await self._write([closing])

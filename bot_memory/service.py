@@ -527,7 +527,10 @@ class Memory:
         with others, in one statement; `flush()` waits for it. Closing is once, as `finish`."""
         if status == "succeeded":
             raise ValueError("a succeeded request keeps its answer: use finish()")
-        closing = Closing(source.request_id, status, now or datetime.now(UTC), error, kind)
+        at = now or datetime.now(UTC)
+        closing = Closing(
+            source.request_id, status, at, None if error is None else storable(error), kind
+        )
         self.closer.close_later(closing)
 
     async def flush(self) -> None:

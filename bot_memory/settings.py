@@ -86,6 +86,10 @@ class MemorySettings(BaseSettings):
     # Requests closed with nothing to keep (unanswered, failed) are written together, one
     # statement for all closed within this long, off the handler's path.
     request_close_linger_seconds: float = 0.01
+    # An answer a handler returns (`return message.answer(...)`) that has not gone through the
+    # bot's session this long after the handler went in a webhook's HTTP response: its request
+    # is closed with the method's text.
+    returned_answer_grace_seconds: float = 1.0
     finished_job_retention_days: float = 7.0  # finished job rows, for operators
 
     # --- budgets (dollars) --------------------------------------------------------------------

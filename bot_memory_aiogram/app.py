@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import sys
 from urllib.parse import urlsplit
@@ -68,10 +69,11 @@ async def run_webhook(dp: Dispatcher, bot: Bot, settings: MemorySettings) -> Non
     """Serve the webhook (and the Mini App, on the same server) until SIGINT or SIGTERM."""
     assert settings.webhook_url is not None
     path = settings.webhook_path or urlsplit(settings.webhook_url).path or "/"
+    # Without a secret anyone who finds the URL could post updates as any user: one is made
+    # for this run (Telegram is told it by setWebhook below).
+    secret = settings.webhook_secret or secrets.token_urlsafe(32)
     app = web.Application()
-    SimpleRequestHandler(dispatcher=dp, bot=bot, secret_token=settings.webhook_secret).register(
-        app, path=path
-    )
+    SimpleRequestHandler(dispatcher=dp, bot=bot, secret_token=secret).register(app, path=path)
     setup_application(app, dp, bot=bot)  # the dispatcher's startup and shutdown hooks
     mount(app, dp, bot)
     runner = web.AppRunner(app, access_log=None)
@@ -84,7 +86,7 @@ async def run_webhook(dp: Dispatcher, bot: Bot, settings: MemorySettings) -> Non
         await web.TCPSite(runner, settings.webhook_host, settings.webhook_port).start()
         await bot.set_webhook(
             settings.webhook_url,
-            secret_token=settings.webhook_secret,
+            secret_token=secret,
             allowed_updates=ALLOWED_UPDATES,
         )
         log.info(

@@ -14,6 +14,7 @@ from bot_memory.service import Memory
 from bot_memory_aiogram.commands import set_commands
 from bot_memory_aiogram.i18n import LanguageResolver, Texts
 from bot_memory_aiogram.middleware import HandlerFlags, MemoryMiddleware, WorkspaceResolver
+from bot_memory_aiogram.middleware.answers import settle_returned
 from bot_memory_aiogram.middleware.fairness import FairShare
 from bot_memory_aiogram.routers import get_routers
 
@@ -109,6 +110,10 @@ def setup(
             memory.worker.start()
 
     async def stop_worker(*_args: Any, **_kwargs: Any) -> None:
+        # Closings still being written go in first (the request timeout would close them as
+        # lost otherwise).
+        await settle_returned()
+        await memory.flush()
         if close_on_shutdown:
             await memory.close()
         else:

@@ -3,13 +3,17 @@ the handler), and closings with nothing to keep written together, off the handle
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 from aiogram import Dispatcher, F
 from aiogram.types import Message
 
+from bot_memory.closing import RequestCloser
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
+from bot_memory.store import Closing
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import running_bot
 
@@ -82,3 +86,70 @@ async def test_a_closing_that_was_never_written_is_closed_by_the_request_timeout
     later = datetime(2024, 5, 1, 1, tzinfo=UTC)
     await memory.pipeline.tick(now=later)
     assert await memory.store.request_status(source) == "unanswered"
+
+
+def returning_behind_a_slow_middleware(memory: Memory) -> Dispatcher:
+    """A host's outer middleware, registered before setup(), that finishes its own work (a
+    database session's commit, say) after the handler returned."""
+    dp = Dispatcher()
+
+    async def commits_after(handler: Any, event: Any, data: dict[str, Any]) -> Any:
+        result = await handler(event, data)
+        await asyncio.sleep(0.05)
+        return result
+
+    dp.update.outer_middleware(commits_after)
+    setup(dp, memory)
+
+    @dp.message(F.text)
+    async def echo(message: Message) -> object:
+        return message.answer(f"you said: {message.text}")
+
+    return dp
+
+
+async def test_a_returned_answer_sent_after_a_hosts_middleware_is_what_telegram_returned() -> None:
+    async with running_bot(returning_behind_a_slow_middleware, workspace="test") as bot:
+        assert await bot.say("hello") == "you said: hello"
+        await bot.settled()
+        row = await bot.memory.store.pool.fetchrow(
+            "SELECT r.status, a.telegram_message_id FROM requests r"
+            " JOIN messages a ON a.id = r.answer_message_id"
+        )
+        assert row is not None and row["status"] == "succeeded"
+        assert row["telegram_message_id"] == bot.emu.sent[-1].result["message_id"]
+
+        bot.emu.inject_error(
+            "sendMessage", error_code=403, description="Forbidden: bot was blocked by the user"
+        )
+        bot.send("are you there?")
+        await bot.settled()
+        status, error = await bot.memory.store.pool.fetchrow(
+            "SELECT status, error FROM requests ORDER BY id DESC LIMIT 1"
+        )
+        assert (status, error) == ("failed", "TelegramForbiddenError")
+
+
+async def test_a_batch_with_a_row_the_database_refuses_still_closes_the_others(
+    memory: Memory,
+) -> None:
+    now = datetime(2024, 5, 1, tzinfo=UTC)
+    sources = [
+        await memory.record(SCOPE, text=f"message {i}", speaker_id=7, sent_at=now) for i in range(3)
+    ]
+    ids = [s.request_id for s in sources if s is not None]
+    closer = RequestCloser(memory.store, idle_seconds=0, linger_seconds=0.01)
+    closer.close_later(Closing(ids[0], "failed", now, "bad \x00 byte"))
+    for request_id in ids[1:]:
+        closer.close_later(Closing(request_id, "unanswered", now))
+    await closer.flush()
+    rows = await memory.store.pool.fetch("SELECT status FROM requests ORDER BY id")
+    assert [r["status"] for r in rows] == ["queued", "unanswered", "unanswered"]
+
+
+async def test_close_later_cleans_what_the_database_refuses(memory: Memory) -> None:
+    source = await memory.record(SCOPE, text="hello", speaker_id=7)
+    assert source is not None
+    memory.close_later(source, status="failed", error="bad \x00 byte")
+    await memory.flush()
+    assert await memory.store.pool.fetchval("SELECT error FROM requests") == "bad  byte"

@@ -14,6 +14,7 @@ import socket
 import sys
 from pathlib import Path
 
+import aiohttp
 import asyncpg
 
 from bot_memory_aiogram.testing import BotAPIEmulator
@@ -94,7 +95,6 @@ async def test_run_takes_updates_by_webhook(db_url: str, tmp_path: Path) -> None
             "LLM_API_KEY": "k",
             "LLM_MODEL": "fake-model",
             "BOT_MEMORY_WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram/hook",
-            "BOT_MEMORY_WEBHOOK_SECRET": "hook-secret",
             "BOT_MEMORY_WEBHOOK_PORT": str(port),
             "PYTHONPATH": str(ROOT),
         }
@@ -109,7 +109,13 @@ async def test_run_takes_updates_by_webhook(db_url: str, tmp_path: Path) -> None
         try:
             await emu.wait_for_calls("setWebhook", timeout=60)
             [hook] = emu.calls_to("setWebhook")
-            assert hook.params["secret_token"] == "hook-secret"
+            # No secret was configured: one is made, and a post without it is refused.
+            assert len(hook.params["secret_token"]) >= 32
+            async with aiohttp.ClientSession() as http:
+                forged = {"update_id": 1, "message": {"message_id": 1, "date": 0, "text": "hi",
+                          "chat": {"id": 12, "type": "private"}}}  # fmt: skip
+                async with http.post(hook.params["url"], json=forged) as resp:
+                    assert resp.status == 401
             emu.push_message(chat_id=12, user_id=12, text="remember that the boat is Aurora")
             [reply] = await emu.wait_for_sent(1, timeout=30)
             assert reply.params["text"] == "Noted. I'll remember that."

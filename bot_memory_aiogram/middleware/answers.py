@@ -9,7 +9,10 @@ unanswered when nothing handled it or nothing was sent.
 A handler may also return its answer (`return message.answer("...")`): aiogram sends it after
 the handler, through the session (polling, webhooks handled in the background: the capture sees
 it go and closes the request with the message Telegram returns) or as the webhook's HTTP
-response (never seen here: the request is closed with the method's text).
+response (never seen here: once a grace period has passed without it going through the session,
+the request is closed with the method's text). The grace covers what may run between the
+handler and the send: a host's middleware finishing its work, a webhook answer moved to the
+background because it was slow.
 
 Handlers can say more with aiogram flags, `@router.message(..., flags={"memory": ...})`:
 "skip" (not memory-worthy: never a conversation source), "keep_open" (the host answers later
@@ -81,12 +84,21 @@ def returned_answer(result: object, capture: Capture) -> bool:
     )
 
 
-def expect_returned(method: TelegramMethod[Any], capture: Capture, close: Close) -> None:
+def expect_returned(
+    method: TelegramMethod[Any], capture: Capture, close: Close, *, grace_seconds: float
+) -> None:
     entry = _Returned(method, capture, close)
     _expected[id(method)] = entry
-    # Polling and background webhooks hand the method to the session before the event loop
-    # runs anything else; a webhook that answers in its HTTP response never does.
-    asyncio.get_running_loop().call_soon(_not_through_session, entry)
+    # Polling and background webhooks hand the method to the session right after the handler
+    # (a host's middleware or a slow webhook's fallback a little later); a webhook that answers
+    # in its HTTP response never does.
+    asyncio.get_running_loop().call_later(grace_seconds, _not_through_session, entry)
+
+
+async def settle_returned() -> None:
+    """Wait for the closings of answers that went in webhook responses (at shutdown)."""
+    while _closing:
+        await asyncio.gather(*list(_closing), return_exceptions=True)
 
 
 def _not_through_session(entry: _Returned) -> None:

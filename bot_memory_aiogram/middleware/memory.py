@@ -149,7 +149,8 @@ class MemoryMiddleware(BaseMiddleware):
             async def close(failed: str | None) -> None:
                 await self._close(source, capture, bot, message, failed=failed)
 
-            expect_returned(result, capture, close)
+            grace = self._memory.settings.returned_answer_grace_seconds
+            expect_returned(result, capture, close, grace_seconds=grace)
             return result
         await self._close(source, capture, data["bot"], message, unhandled=result is UNHANDLED)
         return result

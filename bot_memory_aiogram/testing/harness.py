@@ -91,8 +91,13 @@ class TestBot:
         return self.emu.push_message(text=text, **message)
 
     async def settled(self) -> None:
-        """Every update consumed and every request closed."""
+        """Every update consumed, handled, and its request closed."""
         await self.emu.wait_idle(quiet=0.1)
+        # Consumed is not yet handled: polling handles each update in a task of its own.
+        handling = getattr(self.dp, "_handle_update_tasks", None)
+        if handling:
+            await asyncio.gather(*list(handling), return_exceptions=True)
+        await self.memory.flush()
         for _ in range(500):
             if not await self.memory.store.pool.fetchval(
                 "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
