@@ -47,6 +47,11 @@ class UpdateMethods(EmulatorRecords):
             "getWebhookInfo": self._get_webhook_info,
         }
 
+    def on_start(self) -> None:
+        super().on_start()
+        if self.webhook_url:  # restarted with a webhook set: posting goes on
+            self._delivery = asyncio.create_task(self._post_updates())
+
     def push_update(self, update: JsonDict) -> JsonDict:
         """Queue a raw update (``update_id`` is assigned when missing) and return it.
 
@@ -131,6 +136,7 @@ class UpdateMethods(EmulatorRecords):
     async def _post_updates(self) -> None:
         """Telegram's side of a webhook: the oldest update is posted until the bot accepts it
         (2xx), then the next; a refused or failed post is retried shortly."""
+        refused = 0
         async with aiohttp.ClientSession() as http:
             while self.webhook_url and not self._closing:
                 kept = [u for u in self._updates if self._update_allowed(u)]
@@ -153,9 +159,11 @@ class UpdateMethods(EmulatorRecords):
                             answer = await _method_in(resp)
                 except (aiohttp.ClientError, OSError):
                     accepted = False
-                if not accepted:
-                    await asyncio.sleep(0.05)
+                if not accepted:  # again, backing off as Telegram does (here up to a second)
+                    refused += 1
+                    await asyncio.sleep(min(0.05 * 2 ** (refused - 1), 1.0))
                     continue
+                refused = 0
                 if update in self._updates:
                     self._updates.remove(update)
                 self._notify()
