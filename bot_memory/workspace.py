@@ -421,7 +421,7 @@ class WorkspaceTx:
             return
         states, touched = self.write_back()
         await self.conn.execute(
-            "SELECT bm_save_scopes($1, $2::jsonb, $3::text[], '{}', $4, $5)",
+            "SELECT bm_save_scopes($1, $2::jsonb, $3::text[], '{}', NULL, $4, $5)",
             self.workspace,
             states,
             touched,

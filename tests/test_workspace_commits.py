@@ -68,9 +68,9 @@ async def noted(memory: Memory, text: str, at: datetime = NOW) -> str:
 
 
 # --- statements per commit -----------------------------------------------------------------
-# Before migration 013 a remember sent 5 statements (6 when its recall row had to be read
-# again), a forget by ID 20, an extraction commit 14 and an expiry pass 23, each with BEGIN and
-# COMMIT among them.
+# Before migration 013, in these same cases: a remember sent 5 statements (6 when its recall
+# row had to be read again), a forget by ID 18, an extraction 14, an expiry pass 22 and a
+# switch 7, BEGIN and COMMIT among them.
 
 
 async def test_a_remember_is_one_statement(memory: Memory, counted: CountingPool) -> None:
@@ -270,6 +270,12 @@ async def test_recall_rows_are_derived_on_the_server_as_the_rule_says(memory: Me
     row = await assert_derived(memory)
     assert [e.id for e in row.directory] == ids[::-1][:8]
     assert all(len(e.summary) == 240 for e in row.directory)
+    # Two at the same moment: their IDs decide the order.
+    ids += [
+        await noted(memory, f"remember that bin {i} is grey", NOW + timedelta(seconds=20))
+        for i in range(2)
+    ]
+    await assert_derived(memory)
     async with memory.store.locked("test", scope_key=SCOPE.key) as tx:
         state = await tx.scope(SCOPE)  # an index naming two records, built from three
         state.index.text = "- shelves 1 and 2"
@@ -283,7 +289,7 @@ async def test_recall_rows_are_derived_on_the_server_as_the_rule_says(memory: Me
     async with memory.store.locked("test") as tx:
         await shorten(tx, {gone_message(ids[9]), gone_message(ids[2])}, NOW + timedelta(days=2))
     row = await assert_derived(memory)
-    assert row.directory[0].until == NOW + timedelta(days=2)
+    assert {e.id: e for e in row.directory}[ids[9]].until == NOW + timedelta(days=2)
     assert row.index_entries[1].until == NOW + timedelta(days=2)
     # A candidate the index was built from goes: the index goes with it (its text may repeat it).
     await forget_record(memory.store, SCOPE, ids[3], actor_id=7, who=OWNER, now=NOW)

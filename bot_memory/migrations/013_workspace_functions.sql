@@ -5,11 +5,15 @@
 -- says); these functions carry the decisions out in the same order, under the same lock.
 --
 -- Every function that changes memory takes the workspace row FOR NO KEY UPDATE first (ingress
--- inserts, whose foreign-skey checks take FOR KEY SHARE, are never blocked by it). PL/pgSQL
+-- inserts, whose foreign-key checks take FOR KEY SHARE, are never blocked by it). PL/pgSQL
 -- runs each statement on a fresh snapshot, so what is read after the lock includes whatever the
 -- previous holder committed (a single statement that locks and joins would not see it).
 
 -- --- recall rows ---------------------------------------------------------------------------
+
+-- A recall row is rewritten by every commit and read whole by every request: kept out of line
+-- but not compressed (compressing it cost a commit more than storing it whole does).
+ALTER TABLE memory_scopes ALTER COLUMN recall SET STORAGE EXTERNAL;
 
 -- Timestamps in recall rows as the application writes them: UTC, ISO 8601.
 CREATE FUNCTION bm_iso(t timestamptz) RETURNS text
@@ -30,6 +34,7 @@ CREATE FUNCTION bm_derive(ws text, s memory_scopes, directory_max integer, summa
 RETURNS memory_scopes
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
+    before jsonb;
     known jsonb;  -- the previous row's entries by record ID
     directory jsonb;
     indexed jsonb;
@@ -37,9 +42,10 @@ DECLARE
     n_indexed integer;
     n_left integer := 0;
 BEGIN
+    before := s.recall || '{}'::jsonb;  -- read once (a row's field is read anew each time)
     SELECT jsonb_object_agg(k->>'id', k) INTO known
-    FROM jsonb_array_elements(coalesce(s.recall->'directory', '[]'::jsonb)
-                              || coalesce(s.recall->'index_entries', '[]'::jsonb)) k;
+    FROM jsonb_array_elements(coalesce(before->'directory', '[]'::jsonb)
+                              || coalesce(before->'index_entries', '[]'::jsonb)) k;
     WITH picked AS (
         (SELECT m.id, m.available_until, m.created_at, true AS newest, 0::bigint AS n
          FROM memory_records m
@@ -95,6 +101,53 @@ BEGIN
     RETURN s;
 END $$;
 
+-- The recall row of a scope whose only change is one record added, from the row it had: the
+-- new record leads the directory, the index and its entries are as they were (`added`: the
+-- record's scope and ID, and the records evicted with it). NULL when that is not certain (no
+-- row before, an evicted record was shown or its index was built from it, the new one is not
+-- the newest): then bm_derive.
+CREATE FUNCTION bm_prepend(
+    ws text, s memory_scopes, added jsonb, directory_max integer, summary_chars integer
+) RETURNS memory_scopes
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    before jsonb := s.recall || '{}'::jsonb;  -- read once (a row's field is read anew each time)
+    evicted text[] := ARRAY(SELECT jsonb_array_elements_text(added->'evicted'));
+    entry jsonb;
+    created timestamptz;
+BEGIN
+    IF before IS NULL OR s.index_candidates && evicted OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements(before->'directory' || before->'index_entries') e
+        WHERE e->>'id' = ANY(evicted)) THEN
+        RETURN NULL;
+    END IF;
+    SELECT jsonb_build_object(
+            'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
+            'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
+            'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
+            'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id ORDER BY x.message_id)
+                FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
+                '[]'::jsonb)),
+           r.created_at
+      INTO entry, created
+      FROM memory_records r
+      WHERE r.workspace_id = ws AND r.id = added->>'id' AND r.scope_key = s.scope_key
+        AND r.valid;
+    IF entry IS NULL OR EXISTS (SELECT 1 FROM jsonb_array_elements(before->'directory') e
+            WHERE e->>'created_at' IS NULL
+               OR ((e->>'created_at')::timestamptz, e->>'id') >= (created, added->>'id')) THEN
+        RETURN NULL;  -- the order is not obvious: derive it
+    END IF;
+    s.recall := before || jsonb_build_object(
+        'enabled', s.enabled, 'suspended', s.suspended,
+        'pending', s.index_pending OR s.index_text = '',
+        'directory', (SELECT jsonb_agg(d.e ORDER BY d.n)
+                      FROM jsonb_array_elements(jsonb_build_array(entry) || (before->'directory'))
+                           WITH ORDINALITY AS d(e, n)
+                      WHERE d.n <= directory_max));
+    RETURN s;
+END $$;
+
 -- --- the lock and the write-back of a transaction ----------------------------------------------
 
 -- Lock the workspace row, then read the scope a transaction will work on (if any). No row when
@@ -131,10 +184,11 @@ END $$;
 -- rows keeps): the scopes whose states the application decided (`states`, as JSON), the scopes
 -- whose records changed (`touched`: their indexes are stale; a scope with no row is left alone)
 -- and the scopes whose rows the caller wrote itself (`written`), each with its recall row
--- derived anew; then bump the workspace's version. A pending index makes the scope due at
+-- derived anew (from the one it had, when its only change is the record `added`: see
+-- bm_prepend); then bump the workspace's version. A pending index makes the scope due at
 -- once, whatever clock the planner runs on.
 CREATE FUNCTION bm_save_scopes(
-    ws text, states jsonb, touched text[], written text[], directory_max integer,
+    ws text, states jsonb, touched text[], written text[], added jsonb, directory_max integer,
     summary_chars integer
 ) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -142,6 +196,7 @@ DECLARE
     skey text;
     state jsonb;
     s memory_scopes%ROWTYPE;
+    shortcut memory_scopes%ROWTYPE;
 BEGIN
     FOR skey IN
         SELECT k FROM (SELECT x->>'scope_key' FROM jsonb_array_elements(states) x
@@ -153,7 +208,15 @@ BEGIN
             SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
             CONTINUE WHEN NOT FOUND;
             s.index_pending := s.index_pending OR coalesce(skey = ANY(touched), false);
-            s := bm_derive(ws, s, directory_max, summary_chars);
+            shortcut := NULL;
+            IF added->>'scope_key' = skey THEN
+                shortcut := bm_prepend(ws, s, added, directory_max, summary_chars);
+            END IF;
+            IF shortcut.scope_key IS NOT NULL THEN
+                s := shortcut;
+            ELSE
+                s := bm_derive(ws, s, directory_max, summary_chars);
+            END IF;
             UPDATE memory_scopes SET
                 index_text = s.index_text, index_ids = s.index_ids,
                 index_candidates = s.index_candidates, index_built_at = s.index_built_at,
@@ -235,6 +298,21 @@ BEGIN
         WHERE d.workspace_id = ws AND d.id = over.id
         RETURNING d.id, d.scope_key, false, NULL::timestamptz;
 END $$;
+
+-- bm_add_record, its outcome as bm_save_scopes takes it: the added record's scope and ID (NULL
+-- when it existed already), the records evicted and their scopes.
+CREATE FUNCTION bm_added(
+    ws text, rec jsonb, rec_fingerprint text, rec_search tsvector, max_records integer
+) RETURNS jsonb
+LANGUAGE sql AS $$
+    SELECT jsonb_build_object(
+        'scope_key', max(a.scope_key) FILTER (WHERE a.added),
+        'id', max(a.id) FILTER (WHERE a.added),
+        'evicted', coalesce(jsonb_agg(a.id) FILTER (WHERE NOT a.added), '[]'::jsonb),
+        'evicted_scopes', coalesce(jsonb_agg(DISTINCT a.scope_key) FILTER (WHERE NOT a.added),
+                                   '[]'::jsonb))
+    FROM bm_add_record(ws, rec, rec_fingerprint, rec_search, max_records) a
+$$;
 
 -- Messages and every answer derived from them, and from those, to a fixed point.
 CREATE FUNCTION bm_derived_closure(ws text, ids bigint[]) RETURNS bigint[]
@@ -516,7 +594,7 @@ BEGIN
     IF rearm_at IS NOT NULL THEN
         PERFORM bm_rearm(ws, skey, rearm_at);
     END IF;
-    PERFORM bm_save_scopes(ws, states, touched || changed, '{}', directory_max,
+    PERFORM bm_save_scopes(ws, states, touched || changed, '{}', NULL, directory_max,
         summary_chars);
 END $$;
 
@@ -598,7 +676,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     skey text := scope->>'scope_key';
     s memory_scopes%ROWTYPE;
-    evicted text[];
+    added jsonb;
 BEGIN
     PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
     IF NOT FOUND THEN
@@ -616,10 +694,10 @@ BEGIN
             (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
             (scope->>'topic_id')::bigint);
     END IF;
-    evicted := ARRAY(SELECT a.scope_key FROM bm_add_record(ws, rec, rec_fingerprint, rec_search,
-        max_records) a WHERE NOT a.added);
-    PERFORM bm_save_scopes(ws, '[]'::jsonb, skey || evicted, '{}', directory_max,
-        summary_chars);
+    added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
+    PERFORM bm_save_scopes(ws, '[]'::jsonb,
+        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
+        added, directory_max, summary_chars);
     RETURN 'remembered';
 END $$;
 
@@ -688,7 +766,7 @@ BEGIN
     dropped := bm_drop_empty_scopes(ws, scopes);
     IF cardinality(scopes) > 0 THEN
         PERFORM bm_save_scopes(ws, '[]'::jsonb,
-            ARRAY(SELECT k FROM unnest(lost) k WHERE NOT k = ANY(dropped)), '{}',
+            ARRAY(SELECT k FROM unnest(lost) k WHERE NOT k = ANY(dropped)), '{}', NULL,
             directory_max, summary_chars);
     END IF;
 END $$;
@@ -709,6 +787,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     stop_kind text;
     kept text[] := '{}';
+    added jsonb;
     touched text[] := '{}';
 BEGIN
     PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
@@ -756,11 +835,11 @@ BEGIN
                             FROM jsonb_array_elements(rec->'sources') x)
                       ORDER BY d.message_id, d.record_id) i), '[]'::jsonb));
         END IF;
-        touched := skey || ARRAY(SELECT a.scope_key FROM bm_add_record(ws, rec, rec_fingerprint,
-            rec_search, max_records) a WHERE NOT a.added);
+        added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
+        touched := skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes'));
     END IF;
     PERFORM bm_job_phase(ws, job_id, 'done');
-    PERFORM bm_save_scopes(ws, '[]'::jsonb, touched, ARRAY[skey], directory_max,
+    PERFORM bm_save_scopes(ws, '[]'::jsonb, touched, ARRAY[skey], added, directory_max,
         summary_chars);
     outcome := 'done';
 END $$;
