@@ -8,6 +8,7 @@ returns, whatever the answer does later.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,8 +25,8 @@ from bot_memory.logs import get_logger
 from bot_memory.pipeline.discovery import rearm
 from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.redaction import redact
-from bot_memory.retention import derived_closure, scrub_references
 from bot_memory.scopes import Scope
+from bot_memory.search import record_vector
 from bot_memory.state import (
     MemoryRecord,
     ScopeState,
@@ -34,7 +35,7 @@ from bot_memory.state import (
     forget_closure,
 )
 from bot_memory.store import SourceMessage, Store
-from bot_memory.workspace import WorkspaceGone, WorkspaceTx
+from bot_memory.workspace import WorkspaceGone, WorkspaceTx, recall_limits, scope_from_row
 
 log = get_logger(__name__)
 
@@ -202,6 +203,8 @@ async def apply(
     scope = source.scope
     if not who.member:
         return ControlResult(request.action, "not_member")
+    if request.action == "remember":
+        return await _remember(store, source, request, title, now)
     async with store.locked(scope.workspace, scope_key=scope.key) as tx:
         state = await tx.scope(scope)
         if state.suspended:
@@ -216,14 +219,15 @@ async def apply(
                 who,
                 now,
             )
-        if not state.enabled and request.action == "remember":
-            # Forgetting works while memory is off: what is stored can always be removed.
-            return ControlResult(request.action, "memory_off")
-        if request.action == "remember":
-            return await _remember(tx, state, source, request, title, provider, model, now)
-        return await _forget(
-            tx, state, source.speaker_id, source.request_id, request.subject, memory_id, who, now
-        )
+        # Forgetting works while memory is off: what is stored can always be removed.
+        subject = request.subject
+        if memory_id:  # one record named: read that one, not the whole scope
+            ids = [memory_id]
+        else:
+            ids = [r.id for r in await tx.valid_records(scope.key) if matches(r, subject)]
+        asker = _asker(scope, source.speaker_id, who)
+        reach = await _reach(tx, scope, ids, subject, flag=(source.request_id, asker))
+        return await _forget(tx, reach, source.speaker_id, subject, memory_id, who, now)
 
 
 async def switch(
@@ -246,11 +250,58 @@ async def forget_record(
     """Forget one record chosen on the screen: the same rules (and cascade) as saying it."""
     if not who.member:
         return ControlResult("forget", "not_member")
-    async with store.locked(scope.workspace, scope_key=scope.key) as tx:
-        state = await tx.scope(scope)
-        if state.suspended and who.reason != "operator":
+    asker = _asker(scope, actor_id, who)
+    if _may_forget_all(scope, actor_id, who):
+        # Mostly nothing is left to decide here: then one statement does it all.
+        done = await _forget_at_once(store, scope, record_id, asker, now)
+        if done is not None:
+            return done
+    async with store.transaction(scope.workspace) as tx:
+        # One trip takes the lock, reads the scope and what forgetting the record reaches, and
+        # flags the answers in flight (undone below when nothing is forgotten after all).
+        reach = await _reach(tx, scope, [record_id], "", flag=(None, asker))
+        if reach.state.suspended and who.reason != "operator":
+            tx.undo()
             return ControlResult("forget", "unavailable")  # an operator may still clean up
-        return await _forget(tx, state, actor_id, None, "", record_id, who, now)
+        return await _forget(tx, reach, actor_id, "", record_id, who, now)
+
+
+def _may_forget_all(scope: Scope, actor_id: int, who: Membership) -> bool:
+    """Whether `may_forget` allows this actor every record of the scope, whoever said it."""
+    return (scope.is_private and scope.user_id == actor_id) or who.admin
+
+
+async def _forget_at_once(
+    store: Store, scope: Scope, record_id: str, asker: int | None, now: datetime
+) -> ControlResult | None:
+    """Forget a record in one statement (bm_forget_at_once), for an actor who may forget
+    anything here, when no text has to be read to decide (no answer given with it, nothing
+    said since the last extraction): None when there is, and nothing was changed."""
+    try:
+        row = await store.pool.fetchrow(
+            "SELECT * FROM bm_forget_at_once($1, $2, $3::text[], NULL, $4, $5, $6, $7)",
+            scope.workspace,
+            scope.key,
+            [record_id],
+            asker,
+            now,
+            *recall_limits(store.limits),
+        )
+    except asyncpg.PostgresError as exc:
+        if exc.sqlstate == UNDECIDED:
+            return None
+        raise
+    assert row is not None
+    if row["outcome"] == "gone":
+        raise WorkspaceGone(f"workspace {scope.workspace!r} does not exist")
+    if row["outcome"] == "nothing":
+        return ControlResult("forget", "nothing_to_forget")
+    if row["outcome"] == "forgotten":
+        return ControlResult("forget", "forgotten", list(row["removed"]))
+    return None
+
+
+UNDECIDED = "BM001"  # raised by bm_forget_at_once: what it read needs the application
 
 
 async def _switch(
@@ -284,18 +335,40 @@ async def _switch(
 
 
 async def _remember(
-    tx: WorkspaceTx,
-    state: ScopeState,
+    store: Store,
     source: SourceMessage,
     request: MemoryRequest,
     title: str | None,
-    provider: str,
-    model: str,
     now: datetime,
 ) -> ControlResult:
+    """One statement (bm_remember): under the workspace lock, unless the bot left the chat or
+    memory is off here, the note is stored and its scope written back."""
     # One note per message (its ID says which): remembering it again changes nothing.
     record = _note(source, request, title, now)
-    await tx.add_record(record, now)
+    scope = source.scope
+    outcome = await store.pool.fetchval(
+        "SELECT bm_remember($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8)",
+        scope.workspace,
+        json.dumps(
+            {
+                "scope_key": scope.key,
+                "kind": scope.kind,
+                "bot_id": scope.bot_id,
+                "chat_id": scope.chat_id,
+                "user_id": scope.user_id,
+                "topic_id": scope.topic_id,
+            }
+        ),
+        record.model_dump_json(),
+        record.fingerprint,
+        record_vector(record.title, record.summary),
+        store.limits.max_records,
+        *recall_limits(store.limits),
+    )
+    if outcome == "gone":
+        raise WorkspaceGone(f"workspace {scope.workspace!r} does not exist")
+    if outcome != "remembered":
+        return ControlResult("remember", outcome)
     return ControlResult("remember", "remembered", [record.id])
 
 
@@ -333,37 +406,36 @@ def _note(
 
 async def _forget(
     tx: WorkspaceTx,
-    state: ScopeState,
+    reach: _Reach,
     actor_id: int,
-    request_id: int | None,
     subject: str,
     memory_id: str | None,
     who: Membership,
     now: datetime,
 ) -> ControlResult:
-    scope = state.scope
-    if memory_id:  # one record named: read that one, not the whole scope
-        chosen = [r for r in await tx.records([memory_id]) if r.valid and r.scope_key == scope.key]
-        if chosen and subject and not matches(chosen[0], subject):
-            # The model named a record the current message does not ask about.
-            return ControlResult("forget", "mismatch", [memory_id])
-    else:
-        chosen = [r for r in await tx.valid_records(scope.key) if matches(r, subject)]
+    """Decide on what `_reach` read (its answers in flight flagged) and carry it out: one
+    more statement, or none (and the flags undone) when nothing is forgotten after all."""
+    scope = reach.state.scope
+    chosen = reach.chosen
+    if memory_id and chosen and subject and not matches(chosen[0], subject):
+        # The model named a record the current message does not ask about.
+        tx.undo()
+        return ControlResult("forget", "mismatch", [memory_id])
     if not chosen:
-        # Not a memory yet, but maybe said and waiting for extraction: that must not become one.
         if memory_id:
+            tx.undo()
             return ControlResult("forget", "nothing_to_forget")
-        await _forget_answers_in_flight(tx, scope, request_id, _asker(scope, actor_id, who))
-        pending = await _unextracted_mentions(tx, state, [], subject, _asker(scope, actor_id, who))
+        # Not a memory yet, but maybe said and waiting for extraction: that must not become
+        # one. (The answers in flight stay flagged: they may say it too.)
+        pending = _mentioning(reach.unextracted, [], subject)
         if not pending:
             return ControlResult("forget", "nothing_to_forget")
-        await tx.add_tombstones(scope.key, pending)
-        await stop_jobs_touching(tx.conn, scope, pending, "a source was forgotten")
-        await scrub_references(tx, pending)
+        await _carry_out(tx, scope, [], pending, rearm_at=None)
         return ControlResult("forget", "forgotten", [])
     if not all(may_forget(r, scope, actor_id, who) for r in chosen):
+        tx.undo()
         return ControlResult("forget", "not_allowed", [r.id for r in chosen])
-    reached, answers = await _reach(tx, chosen, subject)
+    reached = reach.reached
     refused = [r for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
     if refused:
         # The cascade would take someone else's memory with it: all or nothing.
@@ -373,35 +445,97 @@ async def _forget(
             reason="cascade reaches records the actor may not forget",
             records=[r.id for r in refused],
         )
+        tx.undo()
         return ControlResult("forget", "cascade_not_allowed", [r.id for r in refused])
-    await tx.delete(reached)
-    # First flag the answers still being written (this waits for any being committed right
-    # now), then look for what was already written: nothing slips between the two.
-    await _forget_answers_in_flight(tx, scope, request_id, _asker(scope, actor_id, who))
-    doomed = _all_messages(reached) | answers
-    doomed |= await _unextracted_mentions(tx, state, reached, subject, _asker(scope, actor_id, who))
-    await tx.add_tombstones(scope.key, doomed)
-    await stop_jobs_touching(tx.conn, scope, doomed, "a source was forgotten")
-    await scrub_references(tx, doomed)
-    await rearm(tx.conn, scope.workspace, scope.key, now)
+    doomed = _all_messages(reached) | reach.answers
+    doomed |= _mentioning(reach.unextracted, reached, subject)
+    await _carry_out(tx, scope, reached, doomed, rearm_at=now)
     return ControlResult("forget", "forgotten", [r.id for r in reached])
 
 
+async def _carry_out(
+    tx: WorkspaceTx,
+    scope: Scope,
+    reached: list[MemoryRecord],
+    doomed: set[int],
+    *,
+    rearm_at: datetime | None,
+) -> None:
+    """One statement (bm_forget): the reached records go, the forgotten messages become
+    tombstones (records still built on them become unavailable), jobs holding them stop,
+    references to them are scrubbed, and the transaction's scopes are written back."""
+    tx.touch(*{r.scope_key for r in reached})
+    states, touched = tx.write_back()
+    await tx.conn.execute(
+        "SELECT bm_forget($1, $2, $3::text[], $4::bigint[], $5, $6::jsonb, $7::text[], $8, $9)",
+        tx.workspace,
+        scope.key,
+        [r.id for r in reached],
+        sorted(doomed),
+        rearm_at,
+        states,
+        touched,
+        *recall_limits(tx.limits),
+    )
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """What forgetting some records takes along, and what else the forget must look at."""
+
+    state: ScopeState  # the scope, as stored (a default one if nothing is)
+    chosen: list[MemoryRecord]  # the records named that exist, valid, in the scope
+    reached: list[MemoryRecord]  # they, every record sharing their sources, the answers'
+    answers: set[int]  # answers the bot gave with what is forgotten that repeat it
+    unextracted: list[tuple[int, str]]  # messages not extracted yet (read after the flag)
+
+
 async def _reach(
-    tx: WorkspaceTx, chosen: list[MemoryRecord], subject: str
-) -> tuple[list[MemoryRecord], set[int]]:
+    tx: WorkspaceTx,
+    scope: Scope,
+    ids: list[str],
+    subject: str,
+    *,
+    flag: tuple[int | None, int | None] | None,
+) -> _Reach:
     """What forgetting these records takes along: they, every record sharing their sources,
-    and the answers that repeat them with the records built on those answers."""
-    reached = forget_closure(await tx.dependents(_all_messages(chosen)), {r.id for r in chosen})
+    and the answers that repeat them with the records built on those answers, in one trip
+    that takes the workspace lock first (bm_forget_reach). `flag`: (the forget's request,
+    whose exchanges) to flag the answers in flight and read what is not extracted yet."""
+    request_id, asker = flag if flag is not None else (None, None)
+    found = await tx.conn.fetchval(
+        "SELECT bm_forget_reach($1, $2, $3::text[], $4, $5, $6)",
+        tx.workspace,
+        scope.key,
+        ids,
+        flag is not None,
+        request_id,
+        asker,
+    )
+    if found is None:
+        raise WorkspaceGone(f"workspace {tx.workspace!r} does not exist")
+    raw = json.loads(found)
+    state = (
+        ScopeState(scope=scope)
+        if raw["scope"] is None
+        else scope_from_row(tx.workspace, raw["scope"])
+    )
+    records = {r["id"]: MemoryRecord.model_validate(r) for r in raw["records"]}
+    chosen = [records[i] for i in dict.fromkeys(ids) if i in raw["chosen"]]  # as named
+    unextracted = [(m["id"], m["text"]) for m in raw["unextracted"]]
+    if not chosen:
+        return _Reach(state, [], [], set(), unextracted)
+    reached = forget_closure([records[i] for i in raw["dependents"]], {r.id for r in chosen})
     # Answers the bot gave with what is forgotten that repeat it (every answer depends on the
     # whole index it was shown, so dependency alone would take unrelated ones), and the
     # records built on those answers, follow.
-    given = await derived_closure(tx, _all_messages(reached)) - _all_messages(reached)
-    answers = await _repeating(tx, given, reached, subject)
+    names = _forgotten_names(reached, subject)
+    answers = {a["id"] for a in raw["answers"] if names(a["text"])}
     if answers:
         known = {r.id for r in reached}
-        reached += [r for r in await tx.dependents(answers) if r.id not in known]
-    return reached, answers
+        built = sorted((records[i] for i in raw["answer_dependents"]), key=lambda r: r.id)
+        reached += [r for r in built if r.id not in known and r.message_ids & answers]
+    return _Reach(state, chosen, reached, answers, unextracted)
 
 
 @dataclass(frozen=True)
@@ -424,15 +558,12 @@ async def forget_preview(
     if not who.member:
         return ForgetPreview([], [], [])
     try:
-        async with store.locked(scope.workspace, scope_key=scope.key) as tx:
-            chosen = [
-                r for r in await tx.records(record_ids) if r.valid and r.scope_key == scope.key
-            ]
-            reached, _ = await _reach(tx, chosen, "") if chosen else ([], set())
+        async with store.transaction(scope.workspace) as tx:
+            reach = await _reach(tx, scope, record_ids, "", flag=None)
     except WorkspaceGone:
         return ForgetPreview([], [], [])
-    refused = [r.id for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
-    return ForgetPreview([r.id for r in chosen], reached, refused)
+    refused = [r.id for r in reach.reached if r.valid and not may_forget(r, scope, actor_id, who)]
+    return ForgetPreview([r.id for r in reach.chosen], reach.reached, refused)
 
 
 def _all_messages(records: list[MemoryRecord]) -> set[int]:
@@ -448,32 +579,14 @@ def _asker(scope: Scope, actor_id: int, who: Membership) -> int | None:
     return None if scope.is_private or who.admin else actor_id
 
 
-async def _unextracted_mentions(
-    tx: WorkspaceTx,
-    state: ScopeState,
-    removed: list[MemoryRecord],
-    subject: str,
-    asker: int | None,
+def _mentioning(
+    messages: list[tuple[int, str]], removed: list[MemoryRecord], subject: str
 ) -> set[int]:
     """Messages not yet extracted that state what is being forgotten, so that the next
     extraction cannot bring it back: those that literally name the forget subject, a removed
-    note's subject, or a removed record's title, in exchanges of `asker` (None: anyone's).
-    Nothing about the subject is stored."""
-    rows: list[asyncpg.Record] = await tx.conn.fetch(
-        "SELECT m.id, m.text FROM requests r JOIN messages m ON m.workspace_id = r.workspace_id"
-        " AND m.id IN (r.user_message_id, r.answer_message_id)"
-        " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3 AND r.kind = 'chat'"
-        " AND m.text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tombstones t"
-        " WHERE t.workspace_id = $1 AND t.scope_key = $2 AND t.message_id = m.id)"
-        " AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM messages u WHERE"
-        " u.workspace_id = $1 AND u.id = r.user_message_id AND u.speaker_id = $4))",
-        tx.workspace,
-        state.key,
-        state.extracted_through,
-        asker,
-    )
+    note's subject, or a removed record's title. Nothing about the subject is stored."""
     names = _forgotten_names(removed, subject)
-    return {row["id"] for row in rows if names(row["text"])}
+    return {message_id for message_id, text in messages if names(text)}
 
 
 def _forgotten_names(removed: list[MemoryRecord], subject: str) -> Callable[[str], bool]:
@@ -488,37 +601,3 @@ def _forgotten_names(removed: list[MemoryRecord], subject: str) -> Callable[[str
         return any(mentions(text, s) for s in subjects) or any(t in text.casefold() for t in titles)
 
     return names
-
-
-async def _repeating(
-    tx: WorkspaceTx, answers: set[int], removed: list[MemoryRecord], subject: str
-) -> set[int]:
-    """The answers among these that repeat what is forgotten (literally)."""
-    if not answers:
-        return set()
-    names = _forgotten_names(removed, subject)
-    texts = await tx.conn.fetch(
-        "SELECT id, text FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])"
-        " AND text IS NOT NULL",
-        tx.workspace,
-        sorted(answers),
-    )
-    return {row["id"] for row in texts if names(row["text"])}
-
-
-async def _forget_answers_in_flight(
-    tx: WorkspaceTx, scope: Scope, request_id: int | None, asker: int | None
-) -> None:
-    """Requests of the scope still being answered (the forget's own included; of `asker` only,
-    when given) may be about to repeat what is forgotten; their answers are not in the database
-    yet, so they are flagged instead of matched."""
-    await tx.conn.execute(
-        "UPDATE requests r SET answer_forgotten = true WHERE workspace_id = $1 AND scope_key = $2"
-        " AND (id = $3 OR (status IN ('queued', 'running', 'awaiting_approval')"
-        " AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM messages u WHERE"
-        " u.workspace_id = $1 AND u.id = r.user_message_id AND u.speaker_id = $4))))",
-        tx.workspace,
-        scope.key,
-        request_id,
-        asker,
-    )

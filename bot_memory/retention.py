@@ -13,7 +13,6 @@ Every change here locks the workspace first (the order every path keeps), then r
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +24,7 @@ from bot_memory.pipeline.jobs import stop_jobs_touching
 from bot_memory.search import text_vector
 from bot_memory.state import content_hash, source_id
 from bot_memory.store import Store
-from bot_memory.workspace import WorkspaceGone, WorkspaceTx
+from bot_memory.workspace import Limits, WorkspaceGone, WorkspaceTx, recall_limits
 
 log = get_logger(__name__)
 
@@ -108,99 +107,44 @@ async def apply_edit(
 
 async def derived_closure(tx: WorkspaceTx, message_ids: set[int]) -> set[int]:
     """These messages and every answer derived from them, and from those, to a fixed point."""
-    reached = set(message_ids)
-    frontier = set(message_ids)
-    while frontier:
-        rows = await tx.conn.fetch(
-            "SELECT DISTINCT message_id FROM message_deps WHERE workspace_id = $1"
-            " AND source_message_id = ANY($2::bigint[])",
-            tx.workspace,
-            sorted(frontier),
-        )
-        # Answers derived from records built on answers: a record's sources include answers,
-        # and an answer's dependencies are the sources of the records it was given.
-        frontier = {r["message_id"] for r in rows} - reached
-        reached |= frontier
-    return reached
-
-
-async def erase(tx: WorkspaceTx, message_ids: Iterable[int], *, reason: str) -> SweepReport:
-    """Inside the locked workspace: erase these messages and everything derived from them."""
-    report = SweepReport()
-    start = set(message_ids)
-    if not start:
-        return report
-    # Answers given records built on these messages depend on them (flattened at finish), and
-    # records built on those answers depend on the answers: messages to a fixed point, then
-    # every record depending on any of them (directly or inherited).
-    doomed = await derived_closure(tx, start)
-    removed = await tx.dependents(doomed)
-    # Requests still being answered that were given any of this may repeat it: flag them first
-    # (their answers are then stored content-free), and only then look again for answers, so
-    # one committed meanwhile is found below rather than missed by both.
-    await tx.conn.execute(
-        "UPDATE requests SET answer_erased = true, answer_forgotten = true"
-        " WHERE workspace_id = $1 AND status IN ('queued', 'running', 'awaiting_approval')"
-        " AND (recall_memory_ids && $2::text[] OR citation_source_ids && $3::text[])",
-        tx.workspace,
-        [r.id for r in removed],
-        [source_id(m) for m in sorted(doomed)],
+    # Answers derived from records built on answers: a record's sources include answers, and
+    # an answer's dependencies are the sources of the records it was given.
+    reached: list[int] = await tx.conn.fetchval(
+        "SELECT bm_derived_closure($1, $2::bigint[])", tx.workspace, sorted(message_ids)
     )
-    doomed = await derived_closure(tx, start)
-    removed = await tx.dependents(doomed)
-    rows = await tx.conn.fetch(
-        "UPDATE messages SET text = NULL, search = NULL, erased_at = now(), erase_reason = $3"
-        " WHERE workspace_id = $1 AND id = ANY($2::bigint[]) AND text IS NOT NULL"
-        " RETURNING id, role, scope_key",
-        tx.workspace,
-        sorted(doomed),
+    return set(reached)
+
+
+async def erase(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    workspace: str,
+    message_ids: Iterable[int],
+    *,
+    reason: str,
+    limits: Limits,
+) -> SweepReport:
+    """Erase these messages and everything derived from them, in one statement (bm_erase,
+    which takes the workspace lock): answers derived from them to a fixed point, the records
+    depending on any of them (directly or inherited), requests still being answered with any
+    of it flagged, job checkpoints, tombstones of the erased originals, references to them, and
+    the recall rows and indexes that named them. WorkspaceGone if there is no workspace."""
+    row = await conn.fetchrow(
+        "SELECT * FROM bm_erase($1, $2::bigint[], $3, $4, $5)",
+        workspace,
+        sorted(set(message_ids)),
         reason,
+        *recall_limits(limits),
     )
-    kinds = Counter("original" if r["id"] in start else "answer" for r in rows)
-    report.messages, report.answers = kinds["original"], kinds["answer"]
-    await tx.conn.execute(
-        "DELETE FROM message_deps WHERE workspace_id = $1 AND (message_id = ANY($2::bigint[])"
-        " OR source_message_id = ANY($2::bigint[]))",
-        tx.workspace,
-        sorted(doomed),
-    )
-    report.records = len(removed)
-    report.scopes = await tx.delete(removed)
-    result: str = await tx.conn.execute(
-        "DELETE FROM tombstones WHERE workspace_id = $1 AND message_id = ANY($2::bigint[])",
-        tx.workspace,
-        sorted(doomed),
-    )
-    report.tombstones = int(result.split()[-1])
-    report.scopes |= {r["scope_key"] for r in rows}
-    for key in sorted(report.scopes):
-        state = await tx.scope_by_key(key)
-        if state is not None:
-            report.checkpoints += await stop_jobs_touching(tx.conn, state.scope, doomed, reason)
-    await scrub_references(tx, doomed)
-    await drop_empty_scopes(tx, report.scopes)
-    return report
-
-
-async def scrub_references(tx: WorkspaceTx, message_ids: set[int]) -> None:
-    """IDs of forgotten or erased messages leave derived data too: citation sets of past
-    requests, and snapshots of finished jobs (kept for operators, not needed for this)."""
-    ids = sorted(message_ids)
-    names = [source_id(m) for m in ids]
-    await tx.conn.execute(
-        "UPDATE requests SET citation_source_ids = ARRAY(SELECT c FROM"
-        " unnest(citation_source_ids) c WHERE c <> ALL($2::text[]))"
-        " WHERE workspace_id = $1 AND citation_source_ids && $2::text[]",
-        tx.workspace,
-        names,
-    )
-    await tx.conn.execute(
-        "DELETE FROM memory_jobs j WHERE j.workspace_id = $1 AND j.phase IN"
-        " ('done', 'failed', 'stopped') AND EXISTS (SELECT 1 FROM"
-        " jsonb_array_elements(j.snapshot->'sources') s"
-        " WHERE (s->>'message_id')::bigint = ANY($2::bigint[]))",
-        tx.workspace,
-        ids,
+    assert row is not None
+    if row["gone"]:
+        raise WorkspaceGone(f"workspace {workspace!r} does not exist")
+    return SweepReport(
+        messages=row["originals"],
+        answers=row["answers"],
+        records=row["records"],
+        checkpoints=row["checkpoints"],
+        tombstones=row["dropped_tombstones"],
+        scopes=set(row["scopes"]),
     )
 
 
@@ -210,26 +154,11 @@ async def drop_empty_scopes(tx: WorkspaceTx, scope_keys: Iterable[str]) -> int:
     keys = sorted(scope_keys)
     if not keys:
         return 0
-    rows = await tx.conn.fetch(
-        """
-        DELETE FROM memory_scopes s WHERE s.workspace_id = $1 AND s.scope_key = ANY($2::text[])
-          AND s.enabled AND NOT s.suspended AND s.off_since IS NULL
-          AND NOT EXISTS (SELECT 1 FROM memory_records r WHERE r.workspace_id = $1
-                          AND r.scope_key = s.scope_key)
-          AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1
-                          AND t.scope_key = s.scope_key)
-          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = $1
-                          AND m.scope_key = s.scope_key AND m.text IS NOT NULL)
-          AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.workspace_id = $1
-                          AND q.scope_key = s.scope_key
-                          AND q.status IN ('queued', 'running', 'awaiting_approval'))
-        RETURNING s.scope_key
-        """,
-        tx.workspace,
-        keys,
+    dropped: list[str] = await tx.conn.fetchval(
+        "SELECT bm_drop_empty_scopes($1, $2::text[])", tx.workspace, keys
     )
-    tx.discard(*(r["scope_key"] for r in rows))
-    return len(rows)
+    tx.discard(*dropped)
+    return len(dropped)
 
 
 async def _message_ids(
@@ -303,8 +232,7 @@ async def erase_each(
     report = SweepReport()
     for workspace, ids in by_workspace:
         with contextlib.suppress(WorkspaceGone):
-            async with store.locked(workspace) as tx:
-                report.add(await erase(tx, ids, reason=reason))
+            report.add(await erase(store.pool, workspace, ids, reason=reason, limits=store.limits))
     return report
 
 

@@ -26,6 +26,7 @@ from bot_memory.workspace import (
     WorkspaceView,
     locked_workspace,
     read_workspace,
+    workspace_transaction,
 )
 
 RequestStatus = Literal[
@@ -160,6 +161,13 @@ class Store:
         async with locked_workspace(
             self.pool, workspace, limits=self.limits, create=create, scope_key=scope_key
         ) as tx:
+            yield tx
+
+    @asynccontextmanager
+    async def transaction(self, workspace: str) -> AsyncIterator[WorkspaceTx]:
+        """A workspace transaction whose first statement takes the lock itself (see
+        `workspace_transaction`)."""
+        async with workspace_transaction(self.pool, workspace, limits=self.limits) as tx:
             yield tx
 
     async def view(self, workspace: str) -> WorkspaceView:

@@ -4,14 +4,16 @@ Every change to memory happens inside `locked_workspace`, one transaction that h
 workspace row FOR NO KEY UPDATE (so ingress inserts, whose foreign-key checks take FOR KEY
 SHARE, are never blocked by it). Records are rows of a child table keyed by the workspace; the
 transaction loads only what a decision needs, the pure functions of `state.py` decide, and on
-the way out the scopes that changed get their derived recall row rewritten in the same
-transaction.
+the way out the scopes that changed are written back with their recall rows derived anew, in
+one statement. The steps of a commit are server-side functions (migration 015), so a commit is a
+few statements, not one round trip per step; the frequent commits (a note, a forget by ID, an
+erasure, an extraction) are each one function, called from their modules.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,20 +23,15 @@ import asyncpg
 
 from bot_memory.scopes import Scope
 from bot_memory.search import record_vector
-from bot_memory.state import (
-    MemoryRecord,
-    RecallEntry,
-    RecallRow,
-    ScopeIndex,
-    ScopeState,
-    SourceRef,
-    build_recall_row,
-    recall_entry,
-)
+from bot_memory.state import MemoryRecord, ScopeIndex, ScopeState, SourceRef
 
 
 class WorkspaceGone(RuntimeError):
     """The workspace does not exist (never created, or purged); this path may not create it."""
+
+
+class _Undo(Exception):
+    """Raised inside the transaction to roll it back (see WorkspaceTx.undo)."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +82,8 @@ def record_from_row(row: asyncpg.Record) -> MemoryRecord:
     )
 
 
-def scope_from_row(workspace: str, row: asyncpg.Record) -> ScopeState:
+def scope_from_row(workspace: str, row: Mapping[str, Any]) -> ScopeState:
+    """A scope's state from its row (or the row as JSON: ranges as a list, times as text)."""
     scope = Scope(
         workspace=workspace,
         bot_id=row["bot_id"],
@@ -99,7 +97,7 @@ def scope_from_row(workspace: str, row: asyncpg.Record) -> ScopeState:
         enabled=row["enabled"],
         suspended=row["suspended"],
         off_since=row["off_since"],
-        off_ranges=[tuple(r) for r in json.loads(row["off_ranges"])],
+        off_ranges=[tuple(r) for r in _json(row["off_ranges"])],
         extracted_through=row["extracted_through"],
         index=ScopeIndex(
             text=row["index_text"],
@@ -109,6 +107,10 @@ def scope_from_row(workspace: str, row: asyncpg.Record) -> ScopeState:
             pending=row["index_pending"],
         ),
     )
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
 
 
 @dataclass
@@ -157,17 +159,30 @@ class WorkspaceTx:
 
     conn: asyncpg.Connection
     workspace: str
-    version: int
     limits: Limits
     _scopes: dict[str, ScopeState] = field(default_factory=dict)
     _dirty: set[str] = field(default_factory=set)
+    # Scopes whose records changed but whose state was not read: their indexes go stale at
+    # write-back, on the server (or as soon as their state is read here).
+    _touched: set[str] = field(default_factory=set)
     changed: bool = False
-    # Recall rows as they were when the scope was loaded, and records added since, per scope:
-    # a scope that only gained records gets its recall row derived without another query.
-    _recall: dict[str, RecallRow] = field(default_factory=dict)
-    _added: dict[str, list[RecallEntry]] = field(default_factory=dict)
-    # Records removed or invalidated per scope (None: which ones is not known).
-    _reshaped: dict[str, set[str] | None] = field(default_factory=dict)
+    undone: bool = False
+
+    async def lock(self, *, create: bool = False, scope_key: str | None = None) -> None:
+        """Lock the workspace row FOR NO KEY UPDATE and read `scope_key`'s state in the same
+        trip (after the lock: whatever the previous holder wrote is seen).
+
+        Only ingress creates workspaces. Every other path (the worker, tools, control, host
+        calls) refuses a missing one, so a workspace purged while a job or tool call was in
+        flight is never brought back by its late commit.
+        """
+        row = await self.conn.fetchrow(
+            "SELECT * FROM bm_lock($1, $2, $3)", self.workspace, scope_key, create
+        )
+        if row is None:
+            raise WorkspaceGone(f"workspace {self.workspace!r} does not exist")
+        if row["scope_key"] is not None:
+            self._loaded(scope_from_row(self.workspace, row))
 
     # --- scopes ---------------------------------------------------------------------------
 
@@ -177,6 +192,7 @@ class WorkspaceTx:
         if found is None:
             found = ScopeState(scope=scope)
             self._scopes[scope.key] = found
+            self._touched.discard(scope.key)  # nothing was stored to go stale
         return found
 
     async def scope_by_key(self, key: str) -> ScopeState | None:
@@ -190,9 +206,7 @@ class WorkspaceTx:
         )
         if row is None:
             return None
-        state = scope_from_row(self.workspace, row)
-        self._scopes[key] = state
-        return state
+        return self._loaded(scope_from_row(self.workspace, row))
 
     async def scopes_of_chat(self, bot_id: int, chat_id: int) -> list[ScopeState]:
         rows = await self.conn.fetch(
@@ -205,10 +219,15 @@ class WorkspaceTx:
         found = []
         for row in rows:
             key = row["scope_key"]
-            if key not in self._scopes:
-                self._scopes[key] = scope_from_row(self.workspace, row)
-            found.append(self._scopes[key])
+            found.append(self._scopes.get(key) or self._loaded(scope_from_row(self.workspace, row)))
         return found
+
+    def _loaded(self, state: ScopeState) -> ScopeState:
+        self._scopes[state.key] = state
+        if state.key in self._touched:  # its records changed before it was read
+            self._touched.discard(state.key)
+            self.touch(state.key)
+        return state
 
     def save(self, *states: ScopeState) -> None:
         """Mark scopes changed: their rows and recall rows are rewritten on the way out."""
@@ -221,26 +240,23 @@ class WorkspaceTx:
         for key in scope_keys:
             self._scopes.pop(key, None)
             self._dirty.discard(key)
+            self._touched.discard(key)
         self.changed = True
 
-    async def touch(
-        self, *scope_keys: str, added: bool = False, removed: Iterable[str] | None = None
-    ) -> None:
-        """A scope's records changed: its index is stale and its recall row is rewritten.
-        `removed`: the IDs of records that went (or became invalid), when known."""
-        gone = None if removed is None else set(removed)
+    def touch(self, *scope_keys: str) -> None:
+        """A scope's records changed: its index is stale and its recall row is rewritten (a
+        scope with nothing stored is left alone)."""
         for key in scope_keys:
-            state = await self.scope_by_key(key)
+            state = self._scopes.get(key)
             if state is None:
+                self._touched.add(key)
                 continue
             state.index.pending = True
             self._dirty.add(key)
-            if added:
-                continue
-            if gone is None or self._reshaped.get(key, set()) is None:
-                self._reshaped[key] = None
-            else:
-                self._reshaped[key] = self._reshaped.get(key, set()) | gone  # type: ignore[operator]
+
+    def undo(self) -> None:
+        """Roll the transaction back on the way out: what it did changes nothing after all."""
+        self.undone = True
 
     # --- records --------------------------------------------------------------------------
 
@@ -271,13 +287,11 @@ class WorkspaceTx:
 
     async def dependents(self, message_ids: Iterable[int]) -> list[MemoryRecord]:
         """Every record of the workspace with a dependency among these messages."""
-        rows = await self.conn.fetch(
-            "SELECT DISTINCT record_id FROM record_sources WHERE workspace_id = $1"
-            " AND message_id = ANY($2::bigint[])",
-            self.workspace,
+        return await self._records(
+            "r.id IN (SELECT s.record_id FROM record_sources s WHERE s.workspace_id = $1"
+            " AND s.message_id = ANY($2::bigint[])) ORDER BY r.id",
             list(message_ids),
         )
-        return await self.records([r["record_id"] for r in rows]) if rows else []
 
     async def prunable(self, unused_since: datetime, now: datetime) -> list[MemoryRecord]:
         """Records unused since the cutoff, invalid, or whose sources' retention has passed."""
@@ -288,70 +302,23 @@ class WorkspaceTx:
         )
 
     async def add_record(self, record: MemoryRecord, now: datetime) -> list[tuple[str, str]]:
-        """Store a record (its scope's index becomes stale) and, in the same statement, evict
-        the least recently used records past the workspace's cap (inactivity is the worker's
-        business). A record whose ID exists already is left as it is (a note is one per
-        message). Returns the evicted (record ID, scope key) pairs."""
+        """Store a record (its scope's index becomes stale) and evict the least recently used
+        records past the workspace's cap (inactivity is the worker's business). A record whose
+        ID exists already is left as it is (a note is one per message). Returns the evicted
+        (record ID, scope key) pairs."""
         rows = await self.conn.fetch(
-            """
-            WITH r AS (
-                INSERT INTO memory_records (workspace_id, id, scope_key, origin, title, summary,
-                    speaker_ids, thread_ids, cited, derived_from, created_at, last_used_at,
-                    available_until, fingerprint, search)
-                -- Available no longer than the earliest retention boundary of its sources.
-                SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-                    least($13::timestamptz, (SELECT min(m.retain_until) FROM messages m
-                        WHERE m.workspace_id = $1 AND m.id IN (SELECT (x->>'message_id')::bigint
-                        FROM jsonb_array_elements($14::jsonb) x))), $15, $17::tsvector
-                ON CONFLICT (workspace_id, id) DO NOTHING
-                RETURNING id, available_until
-            ), s AS (
-                INSERT INTO record_sources (workspace_id, record_id, message_id, hash,
-                    speaker_id, thread_id, role, inherited)
-                SELECT $1, r.id, s.message_id, s.hash, s.speaker_id, s.thread_id, s.role,
-                    s.inherited
-                FROM r, jsonb_to_recordset($14::jsonb) AS s(message_id bigint, hash text,
-                    speaker_id bigint, thread_id bigint, role text, inherited boolean)
-            ), over AS MATERIALIZED (
-                -- The statement sees the records as they were before this one: past cap - 1.
-                -- Materialized: computed once (a generic plan would rescan it per row).
-                SELECT id FROM memory_records WHERE workspace_id = $1
-                AND EXISTS (SELECT 1 FROM r)
-                ORDER BY last_used_at DESC, created_at DESC, id DESC OFFSET $16
-            ), gone AS (
-                DELETE FROM memory_records m USING over
-                WHERE m.workspace_id = $1 AND m.id = over.id
-                RETURNING m.id, m.scope_key
-            )
-            SELECT id, NULL::text AS scope_key, available_until, true AS added FROM r
-            UNION ALL SELECT id, scope_key, NULL, false FROM gone
-            """,
+            "SELECT * FROM bm_add_record($1, $2::jsonb, $3, $4::tsvector, $5)",
             self.workspace,
-            record.id,
-            record.scope_key,
-            record.origin,
-            record.title,
-            record.summary,
-            record.speaker_ids,
-            record.thread_ids,
-            record.cited,
-            record.derived_from,
-            record.created_at,
-            record.last_used_at,
-            record.available_until,
-            json.dumps([s.model_dump() for s in record.sources]),
+            record.model_dump_json(),
             record.fingerprint,
-            self.limits.max_records - 1,
             record_vector(record.title, record.summary),
+            self.limits.max_records,
         )
         evicted = [(r["id"], r["scope_key"]) for r in rows if not r["added"]]
         for r in rows:
             if r["added"]:
                 record.available_until = r["available_until"]
-                self._added.setdefault(record.scope_key, []).append(recall_entry(record))
-        await self.touch(record.scope_key, added=True)
-        for key in {key for _, key in evicted}:
-            await self.touch(key, removed=[i for i, k in evicted if k == key])
+        self.touch(record.scope_key, *{key for _, key in evicted})
         self.changed = True
         return evicted
 
@@ -381,7 +348,7 @@ class WorkspaceTx:
         for record in valid:
             record.valid, record.invalid_reason = False, reason
         scopes = {r.scope_key for r in valid}
-        await self.touch(*scopes)
+        self.touch(*scopes)
         self.changed = True
         return scopes
 
@@ -396,7 +363,7 @@ class WorkspaceTx:
             [r.id for r in doomed],
         )
         scopes = {r.scope_key for r in doomed}
-        await self.touch(*scopes)
+        self.touch(*scopes)
         self.changed = True
         return scopes
 
@@ -426,157 +393,67 @@ class WorkspaceTx:
         ids = sorted(set(message_ids))
         if not ids:
             return 0
-        await self.invalidate(
-            [r for r in await self.dependents(ids) if r.valid], "a source was forgotten"
+        row = await self.conn.fetchrow(
+            "SELECT * FROM bm_tombstone($1, $2, $3::bigint[])", self.workspace, scope_key, ids
         )
-        result: str = await self.conn.execute(
-            "INSERT INTO tombstones (workspace_id, scope_key, message_id)"
-            " SELECT $1, $2, unnest($3::bigint[]) ON CONFLICT DO NOTHING",
-            self.workspace,
-            scope_key,
-            ids,
-        )
+        assert row is not None
+        self.touch(*row["scopes"])
         self.changed = True
-        return int(result.split()[-1])
+        return int(row["added"])
 
     # --- writing back ---------------------------------------------------------------------
 
-    async def flush(self) -> None:
-        """Write changed scopes with their derived recall rows; bump the version if anything
-        changed (with the last scope's row, in the same statement)."""
-        if not (self._dirty or self.changed):
-            return
-        self.version += 1
-        keys = sorted(self._dirty)
-        for key in keys:
-            state = self._scopes[key]
-            row = self._derived_recall(state) or await self._recall_row(state)
-            last = key == keys[-1]
-            await _upsert_scope(self.conn, state, row, self.version if last else None)
-        if not keys:
-            await self.conn.execute(
-                "UPDATE workspaces SET version = $2, updated_at = now() WHERE id = $1",
-                self.workspace,
-                self.version,
-            )
+    def write_back(self) -> tuple[str, list[str]]:
+        """What the next statement writes back with it (the changed scopes' states as JSON,
+        and the keys of scopes whose records changed), taken: a server-side function that
+        ends a commit (bm_forget, for one) passes these to `bm_save_scopes` itself."""
+        states = json.dumps([_scope_json(self._scopes[k]) for k in sorted(self._dirty)])
+        touched = sorted(self._touched)
         self._dirty.clear()
-        self._added.clear()
-        self._reshaped.clear()
+        self._touched.clear()
         self.changed = False
+        return states, touched
 
-    def _derived_recall(self, state: ScopeState) -> RecallRow | None:
-        """The recall row of a scope that only gained records, from the row it had: the new
-        ones lead the directory, the index (now pending) is unchanged."""
-        before = self._recall.get(state.key)
-        added = self._added.get(state.key)
-        if before is None or not added:
-            return None
-        if state.key in self._reshaped:
-            removed = self._reshaped[state.key]
-            shown = {e.id for e in [*before.directory, *before.index_entries]}
-            if removed is None or removed & (shown | set(state.index.candidates)):
-                return None  # something it showed (or its index was built from) went
-        newest = list(reversed(added))
-        oldest_new = min(e.created_at for e in added if e.created_at is not None)
-        if len(newest) > 1 or any(
-            e.created_at is None or e.created_at > oldest_new for e in before.directory
-        ):
-            return None  # the order is not obvious: ask the database
-        return before.model_copy(
-            update={
-                "enabled": state.enabled,
-                "suspended": state.suspended,
-                "pending": True,
-                "directory": (newest + before.directory)[: self.limits.directory_max],
-            }
-        )
-
-    async def _recall_row(self, state: ScopeState) -> RecallRow:
-        # One query: the newest valid records (the directory) and the ones the index names,
-        # each read by index; only their first characters leave the server.
-        # Sources too: the host's read-grant hook is told them at recall.
-        columns = _RECORD_COLUMNS.replace("r.summary", "left(r.summary, $5) AS summary")
-        columns += ", " + _SOURCES
-        left = (
-            "(SELECT count(*) FROM memory_records c WHERE c.workspace_id = $1"
-            " AND c.id = ANY($6::text[]) AND c.valid) AS candidates_left"
-        )
-        rows = await self.conn.fetch(
-            f"(SELECT {columns}, true AS newest, {left} FROM memory_records r"
-            " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.valid"
-            " ORDER BY r.created_at DESC, r.id DESC LIMIT $3)"
-            f" UNION ALL (SELECT {columns}, false, {left} FROM memory_records r"
-            " WHERE r.workspace_id = $1 AND r.id = ANY($4::text[]) AND r.valid)",
+    async def flush(self) -> None:
+        """Write changed scopes with their derived recall rows, and bump the version if
+        anything changed, in one statement."""
+        if not (self._dirty or self._touched or self.changed):
+            return
+        states, touched = self.write_back()
+        await self.conn.execute(
+            "SELECT bm_save_scopes($1, $2::jsonb, $3::text[], '{}', NULL, $4, $5)",
             self.workspace,
-            state.key,
-            self.limits.directory_max,
-            state.index.memory_ids,
-            RECALL_SUMMARY_CHARS,
-            state.index.candidates,
+            states,
+            touched,
+            *recall_limits(self.limits),
         )
-        newest = [record_from_row(r) for r in rows if r["newest"]]
-        by_id = {r["id"]: record_from_row(r) for r in rows}
-        indexed = [by_id[i] for i in state.index.memory_ids if i in by_id]
-        candidates_left = rows[0]["candidates_left"] if rows else 0
-        if len(indexed) != len(state.index.memory_ids) or candidates_left != len(
-            set(state.index.candidates)
-        ):
-            # The index names a record that is gone, or was built from one (its text may
-            # repeat any of them): its text must never be shown again.
-            state.index = ScopeIndex(pending=bool(newest))
-            indexed = []
-        elif not newest:
-            state.index.pending = False  # nothing left to consolidate
-        return build_recall_row(state, newest, indexed, directory_max=self.limits.directory_max)
 
 
-async def _upsert_scope(
-    conn: asyncpg.Connection, state: ScopeState, recall: RecallRow, version: int | None
-) -> None:
-    s = state.scope
-    await conn.execute(
-        """
-        WITH v AS (
-            UPDATE workspaces SET version = $18, updated_at = now()
-            WHERE id = $1 AND $18::bigint IS NOT NULL
-        )
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
-            topic_id, enabled, suspended, off_since, off_ranges, extracted_through, index_text,
-            index_ids, index_built_at, index_pending, recall, due_at, index_candidates)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16,
-            $17::jsonb, CASE WHEN $16 AND $8 AND NOT $9 THEN 'epoch'::timestamptz END, $19)
-        ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
-            -- A pending index is due at once, whatever clock the planner runs on.
-            due_at = CASE WHEN EXCLUDED.index_pending AND EXCLUDED.enabled
-                AND NOT EXCLUDED.suspended THEN 'epoch'::timestamptz
-                ELSE memory_scopes.due_at END,
-            enabled = EXCLUDED.enabled, suspended = EXCLUDED.suspended,
-            off_since = EXCLUDED.off_since, off_ranges = EXCLUDED.off_ranges,
-            extracted_through = EXCLUDED.extracted_through, index_text = EXCLUDED.index_text,
-            index_ids = EXCLUDED.index_ids, index_built_at = EXCLUDED.index_built_at,
-            index_pending = EXCLUDED.index_pending, recall = EXCLUDED.recall,
-            index_candidates = EXCLUDED.index_candidates
-        """,
-        s.workspace,
-        s.key,
-        s.kind,
-        s.bot_id,
-        s.chat_id,
-        s.user_id,
-        s.topic_id,
-        state.enabled,
-        state.suspended,
-        state.off_since,
-        json.dumps(state.off_ranges),
-        state.extracted_through,
-        state.index.text,
-        state.index.memory_ids,
-        state.index.built_at,
-        state.index.pending,
-        recall.model_dump_json(),
-        version,
-        state.index.candidates,
-    )
+def recall_limits(limits: Limits) -> tuple[int, int]:
+    """What a recall row is derived with: the directory's length and a summary's share."""
+    return limits.directory_max, RECALL_SUMMARY_CHARS
+
+
+def _scope_json(state: ScopeState) -> dict[str, Any]:
+    s, index = state.scope, state.index
+    return {
+        "scope_key": s.key,
+        "kind": s.kind,
+        "bot_id": s.bot_id,
+        "chat_id": s.chat_id,
+        "user_id": s.user_id,
+        "topic_id": s.topic_id,
+        "enabled": state.enabled,
+        "suspended": state.suspended,
+        "off_since": state.off_since,
+        "off_ranges": state.off_ranges,
+        "extracted_through": state.extracted_through,
+        "index_text": index.text,
+        "index_ids": index.memory_ids,
+        "index_built_at": None if index.built_at is None else index.built_at.isoformat(),
+        "index_pending": index.pending,
+        "index_candidates": index.candidates,
+    }
 
 
 async def lock_workspace(
@@ -587,31 +464,9 @@ async def lock_workspace(
     create: bool = False,
     scope_key: str | None = None,
 ) -> WorkspaceTx:
-    """Lock the workspace row FOR NO KEY UPDATE, inside a transaction.
-
-    Only ingress creates workspaces. Every other path (the worker, tools, control, host calls)
-    refuses a missing one, so a workspace purged while a job or tool call was in flight is
-    never brought back by its late commit.
-    """
-    query = (
-        f"SELECT w.version, s.recall, {_SCOPE_COLUMNS.replace('scope_key', 's.scope_key')}"
-        " FROM workspaces w"
-        " LEFT JOIN memory_scopes s ON s.workspace_id = w.id AND s.scope_key = $2"
-        " WHERE w.id = $1 FOR NO KEY UPDATE OF w"
-    )
-    row = await conn.fetchrow(query, workspace, scope_key)
-    if row is None and create:
-        await conn.execute(
-            "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", workspace
-        )
-        row = await conn.fetchrow(query, workspace, scope_key)
-    if row is None:
-        raise WorkspaceGone(f"workspace {workspace!r} does not exist")
-    tx = WorkspaceTx(conn=conn, workspace=workspace, version=row["version"], limits=limits)
-    if row["scope_key"] is not None:  # the scope the caller will work on, in the same trip
-        tx._scopes[row["scope_key"]] = scope_from_row(workspace, row)
-        if row["recall"] is not None:
-            tx._recall[row["scope_key"]] = RecallRow.model_validate_json(row["recall"])
+    """Lock the workspace row inside the caller's transaction (see `WorkspaceTx.lock`)."""
+    tx = WorkspaceTx(conn=conn, workspace=workspace, limits=limits)
+    await tx.lock(create=create, scope_key=scope_key)
     return tx
 
 
@@ -624,12 +479,36 @@ async def locked_workspace(
     create: bool = False,
     scope_key: str | None = None,
 ) -> AsyncIterator[WorkspaceTx]:
-    async with pool.acquire() as conn, conn.transaction():
-        tx = await lock_workspace(
-            conn, workspace, limits=limits, create=create, scope_key=scope_key
-        )
+    async with _transaction(pool, workspace, limits) as tx:
+        await tx.lock(create=create, scope_key=scope_key)
         yield tx
-        await tx.flush()
+
+
+@asynccontextmanager
+async def workspace_transaction(
+    pool: asyncpg.Pool, workspace: str, *, limits: Limits
+) -> AsyncIterator[WorkspaceTx]:
+    """A workspace transaction whose first statement takes the lock itself: a server-side
+    function of migration 015 that begins with it (one round trip fewer than
+    `locked_workspace`). Nothing may be read or written before it."""
+    async with _transaction(pool, workspace, limits) as tx:
+        yield tx
+
+
+@asynccontextmanager
+async def _transaction(
+    pool: asyncpg.Pool, workspace: str, limits: Limits
+) -> AsyncIterator[WorkspaceTx]:
+    async with pool.acquire() as conn:
+        try:
+            async with conn.transaction():
+                tx = WorkspaceTx(conn=conn, workspace=workspace, limits=limits)
+                yield tx
+                if tx.undone:
+                    raise _Undo
+                await tx.flush()
+        except _Undo:
+            pass
 
 
 async def rebuild_missing_recall(pool: asyncpg.Pool, limits: Limits) -> int:

@@ -173,7 +173,7 @@ async def _commit(ctx: PipelineContext, job: Job, out: ConsolidationOutput, now:
             reason = "candidates changed" if changed else "memory is off here"
             await jobs.stop(tx.conn, job, f"{reason} during consolidation", "changed")
             if changed and state is not None and state.active:
-                await tx.touch(job.scope_key)  # pending again: the planner takes it from here
+                tx.touch(job.scope_key)  # pending again: the planner takes it from here
             return
         state.index.text = out.index
         state.index.memory_ids = list(out.memory_ids)

@@ -46,13 +46,7 @@ async def plan_due(ctx: PipelineContext, now: datetime, *, limit: int = 500) -> 
 
 async def rearm(conn: asyncpg.Connection, workspace: str, scope_key: str, at: datetime) -> None:
     """Look at a scope again at `at` (or sooner if already due), without touching its activity."""
-    await conn.execute(
-        "UPDATE memory_scopes SET due_at = least(coalesce(due_at, $3), $3)"
-        " WHERE workspace_id = $1 AND scope_key = $2",
-        workspace,
-        scope_key,
-        at,
-    )
+    await conn.execute("SELECT bm_rearm($1, $2, $3)", workspace, scope_key, at)
 
 
 async def plan_scope(

@@ -5,11 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot_memory.logs import get_logger
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
-from bot_memory.pipeline.jobs import Job
+from bot_memory.pipeline.inputs import check_scope_input, snapshot_sources
+from bot_memory.pipeline.jobs import Job, SnapshotSource
 from bot_memory.pipeline.prompts import (
     ExtractionOutput,
     extraction_messages,
@@ -18,8 +16,9 @@ from bot_memory.pipeline.prompts import (
     validate_extraction,
 )
 from bot_memory.redaction import redact
+from bot_memory.search import record_vector
 from bot_memory.state import MemoryRecord, SourceRef, new_memory_id
-from bot_memory.workspace import WorkspaceTx, record_from_row
+from bot_memory.workspace import WorkspaceGone, recall_limits, record_from_row
 
 log = get_logger(__name__)
 
@@ -89,26 +88,41 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
 
 
 async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime) -> None:
-    async with ctx.store.locked(job.workspace) as tx:
-        if not await jobs.hold(tx.conn, job):
-            log.warning("pipeline.lost_ownership", job=job.id, phase="extract-commit")
-            return
-        try:
-            await check_scope_input(tx.conn, job)
-            record = None if out.is_empty else await _record(tx, job, out, now)
-        except SourcesChanged as exc:
-            await jobs.stop(tx.conn, job, f"{exc} during extraction", exc.kind)
-            log.info("pipeline.job_stopped", job=job.id, reason=str(exc))
-            return
-        state = await tx.scope_by_key(job.scope_key)
-        assert state is not None  # checked above
-        state.advance(job.snapshot.through_request)
-        tx.save(state)
-        if record is not None:
-            await tx.add_record(record, now)  # its scope's index is pending: the planner
-            # plans the consolidation, in this tick
-        await jobs.advance(tx.conn, job, "done")
-        await rearm(tx.conn, job.workspace, job.scope_key, now)  # later batches, if any
+    """One statement (bm_commit_extraction): under the workspace lock, if the job is still
+    this worker's and its input still holds, the record (inheriting the sources of the
+    memories it carried facts from), the scope's watermark, the job done, the scope looked at
+    again for later batches, and the recall row. Its scope's index is pending: the planner
+    plans the consolidation, in this tick."""
+    record = None if out.is_empty else _record(job, out, now)
+    snap = job.snapshot
+    row = await ctx.pool.fetchrow(
+        "SELECT * FROM bm_commit_extraction($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
+        " $8::text[], $9, $10::tsvector, $11, $12, $13, $14)",
+        job.workspace,
+        job.scope_key,
+        job.id,
+        job.token,
+        snapshot_sources(job),
+        snap.through_request,
+        None if record is None else record.model_dump_json(),
+        out.memory_ids,
+        None if record is None else record.fingerprint,
+        None if record is None else record_vector(record.title, record.summary),
+        now,
+        ctx.store.limits.max_records,
+        *recall_limits(ctx.store.limits),
+    )
+    assert row is not None
+    if row["outcome"] == "gone":
+        raise WorkspaceGone(f"workspace {job.workspace!r} does not exist")
+    if row["outcome"] == "lost":
+        log.warning("pipeline.lost_ownership", job=job.id, phase="extract-commit")
+        return
+    if row["outcome"] == "stopped":
+        job.phase = "stopped"
+        log.info("pipeline.job_stopped", job=job.id, reason=row["detail"])
+        return
+    job.phase = "done"
     log.info(
         "pipeline.extracted",
         job=job.id,
@@ -118,26 +132,11 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
     )
 
 
-async def _record(tx: WorkspaceTx, job: Job, out: ExtractionOutput, now: datetime) -> MemoryRecord:
-    """The new record, depending on its batch and on everything the memories it carried facts
-    from depend on (tracked by ID and hash, never resent)."""
+def _record(job: Job, out: ExtractionOutput, now: datetime) -> MemoryRecord:
+    """The new record, depending on its batch; at commit it also comes to depend on everything
+    the memories it carried facts from depend on (tracked by ID and hash, never resent), and
+    to be derived from them."""
     snap = job.snapshot
-    carried = [r for r in await tx.records(out.memory_ids) if r.valid]
-    if len(carried) != len(set(out.memory_ids)):
-        raise SourcesChanged("a memory it carried facts from is gone")
-    sources = {
-        s.message_id: SourceRef(
-            message_id=s.message_id,
-            hash=s.hash,
-            speaker_id=s.speaker_id,
-            thread_id=s.thread_id,
-            role=s.role,
-        )
-        for s in snap.sources
-    }
-    for record in carried:
-        for dep in record.sources:
-            sources.setdefault(dep.message_id, dep.model_copy(update={"inherited": True}))
     users = [s for s in snap.sources if s.role == "user"]
     return MemoryRecord(
         id=new_memory_id(),
@@ -147,11 +146,23 @@ async def _record(tx: WorkspaceTx, job: Job, out: ExtractionOutput, now: datetim
         summary=out.summary.strip(),
         speaker_ids=sorted({s.speaker_id for s in users}),
         thread_ids=sorted({s.thread_id for s in snap.sources}),
-        sources=[sources[k] for k in sorted(sources)],
+        sources=[
+            SourceRef(
+                message_id=s.message_id,
+                hash=s.hash,
+                speaker_id=s.speaker_id,
+                thread_id=s.thread_id,
+                role=s.role,
+            )
+            for s in sorted({s.message_id: s for s in snap.sources}.values(), key=_message_id)
+        ],
         cited=out.source_ids,
-        derived_from=[r.id for r in carried],
         # Dated by its conversation, not by when a worker got to it: a late worker's records
         # are a punctual one's, in the same order.
         created_at=min(now, max(s.created_at for s in snap.sources)),
-        last_used_at=now,  # available_until: the earliest boundary of these, set on insert
+        last_used_at=now,  # available_until: the earliest boundary of its sources, on insert
     )
+
+
+def _message_id(source: SnapshotSource) -> int:
+    return source.message_id

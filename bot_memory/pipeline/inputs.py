@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import asyncpg
 
 from bot_memory.pipeline.jobs import Job, StopKind
@@ -23,35 +25,16 @@ async def check_scope_input(conn: asyncpg.Connection | asyncpg.Pool, job: Job) -
     provider, and again under the workspace lock at commit, so nothing that changed during
     the call is written.
     """
-    scope = await conn.fetchrow(
-        "SELECT enabled, suspended FROM memory_scopes WHERE workspace_id = $1 AND scope_key = $2",
+    problem = await conn.fetchrow(
+        "SELECT kind, problem FROM bm_input_problem($1, $2, $3::jsonb)",
         job.workspace,
         job.scope_key,
+        snapshot_sources(job),
     )
-    if scope is None:
-        raise SourcesChanged("the scope is gone", "gone")
-    if not scope["enabled"]:
-        raise SourcesChanged("memory was turned off in this scope", "off")
-    if scope["suspended"]:
-        raise SourcesChanged("the bot is no longer in this chat", "off")
-    ids = sorted(job.snapshot.message_ids)
-    if not ids:
-        return
-    rows = await conn.fetch(
-        "SELECT m.id, m.content_hash, m.text IS NOT NULL AS kept, t.message_id IS NOT NULL"
-        " AS forgotten FROM messages m LEFT JOIN tombstones t ON t.workspace_id = m.workspace_id"
-        " AND t.scope_key = $2 AND t.message_id = m.id"
-        " WHERE m.workspace_id = $1 AND m.id = ANY($3::bigint[])",
-        job.workspace,
-        job.scope_key,
-        ids,
-    )
-    found = {r["id"]: r for r in rows}
-    for s in job.snapshot.sources:
-        row = found.get(s.message_id)
-        if row is None or not row["kept"]:
-            raise SourcesChanged(f"source {s.id} was removed or expired")
-        if row["forgotten"]:
-            raise SourcesChanged(f"source {s.id} was forgotten")
-        if row["content_hash"] != s.hash:
-            raise SourcesChanged(f"source {s.id} was edited")
+    if problem is not None and problem["problem"] is not None:
+        raise SourcesChanged(problem["problem"], problem["kind"])
+
+
+def snapshot_sources(job: Job) -> str:
+    """The job's sources as the server-side check reads them (in snapshot order)."""
+    return json.dumps([{"message_id": s.message_id, "hash": s.hash} for s in job.snapshot.sources])

@@ -359,19 +359,7 @@ async def release(conn: asyncpg.Pool | asyncpg.Connection, job: Job) -> None:
 async def advance(conn: asyncpg.Connection, job: Job, phase: Phase) -> None:
     """Move an owned job on (inside the committing transaction). Ending releases the lease and
     drops the checkpoint: model outputs are kept only while the job needs them."""
-    ending = phase in ("done", "failed", "stopped")
-    await conn.execute(
-        "UPDATE memory_jobs SET phase = $3, updated_at = now(),"
-        " lease_until = CASE WHEN $4 THEN NULL ELSE lease_until END,"
-        " ownership_token = CASE WHEN $4 THEN NULL ELSE ownership_token END,"
-        " checkpoint = CASE WHEN $4 THEN '{}'::jsonb ELSE checkpoint END,"
-        " finished_at = CASE WHEN $4 THEN now() ELSE NULL END"
-        " WHERE workspace_id = $1 AND id = $2",
-        job.workspace,
-        job.id,
-        phase,
-        ending,
-    )
+    await conn.execute("SELECT bm_job_phase($1, $2, $3)", job.workspace, job.id, phase)
     job.phase = phase
 
 
@@ -409,16 +397,12 @@ async def stop(
     """End an owned job without retry; its checkpoint goes with it. `refund` gives the claim
     back, for a job stopped before it sent anything (its input was never tried)."""
     await conn.execute(
-        "UPDATE memory_jobs SET phase = 'stopped', stop_kind = $4, last_error = $5,"
-        " lease_until = NULL, ownership_token = NULL, checkpoint = '{}'::jsonb,"
-        " claims = CASE WHEN $6 THEN greatest(claims - 1, 0) ELSE claims END,"
-        " finished_at = now(), updated_at = now()"
-        " WHERE workspace_id = $1 AND id = $2 AND ownership_token = $3",
+        "SELECT bm_stop_job($1, $2, $3, $4, $5, $6)",
         job.workspace,
         job.id,
         job.token,
+        reason,
         kind,
-        reason[:1000],
         refund,
     )
     job.phase = "stopped"
@@ -431,19 +415,11 @@ async def stop_jobs_touching(
     consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
     running one loses ownership and cannot commit. Inside the workspace lock."""
     ids = None if message_ids is None else sorted(set(message_ids))
-    result: str = await conn.execute(
-        """
-        UPDATE memory_jobs SET phase = 'stopped', stop_kind = 'changed', last_error = $4,
-            lease_until = NULL, ownership_token = NULL, checkpoint = '{}'::jsonb,
-            finished_at = now(), updated_at = now()
-        WHERE workspace_id = $1 AND scope_key = $2 AND phase IN ('extract', 'consolidate')
-          AND ($3::bigint[] IS NULL OR phase = 'consolidate' OR EXISTS (
-              SELECT 1 FROM jsonb_array_elements(snapshot->'sources') s
-              WHERE (s->>'message_id')::bigint = ANY($3::bigint[])))
-        """,
+    stopped: int = await conn.fetchval(
+        "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
         scope.workspace,
         scope.key,
         ids,
-        reason[:1000],
+        reason,
     )
-    return int(result.split()[-1])
+    return stopped
