@@ -5,7 +5,7 @@ workspace row FOR NO KEY UPDATE (so ingress inserts, whose foreign-key checks ta
 SHARE, are never blocked by it). Records are rows of a child table keyed by the workspace; the
 transaction loads only what a decision needs, the pure functions of `state.py` decide, and on
 the way out the scopes that changed are written back with their recall rows derived anew, in
-one statement. The steps of a commit are server-side functions (migration 013), so a commit is a
+one statement. The steps of a commit are server-side functions (migration 015), so a commit is a
 few statements, not one round trip per step; the frequent commits (a note, a forget by ID, an
 erasure, an extraction) are each one function, called from their modules.
 """
@@ -489,7 +489,7 @@ async def workspace_transaction(
     pool: asyncpg.Pool, workspace: str, *, limits: Limits
 ) -> AsyncIterator[WorkspaceTx]:
     """A workspace transaction whose first statement takes the lock itself: a server-side
-    function of migration 013 that begins with it (one round trip fewer than
+    function of migration 015 that begins with it (one round trip fewer than
     `locked_workspace`). Nothing may be read or written before it."""
     async with _transaction(pool, workspace, limits) as tx:
         yield tx

@@ -1,4 +1,4 @@
-"""The workspace transaction in a few statements (migration 013): how many each commit sends,
+"""The workspace transaction in a few statements (migration 015): how many each commit sends,
 counted on the real connections; what a commit reads after waiting for the workspace lock;
 recall rows derived on the server exactly as the application's rule says."""
 
@@ -68,7 +68,7 @@ async def noted(memory: Memory, text: str, at: datetime = NOW) -> str:
 
 
 # --- statements per commit -----------------------------------------------------------------
-# Before migration 013, in these same cases: a remember sent 5 statements (6 when its recall
+# Before migration 015, in these same cases: a remember sent 5 statements (6 when its recall
 # row had to be read again), a forget by ID 18, an extraction 14, an expiry pass 22 and a
 # switch 7, BEGIN and COMMIT among them.
 

@@ -1,4 +1,4 @@
--- 013: the workspace transaction in a few statements. What a commit does under the workspace
+-- 015: the workspace transaction in a few statements. What a commit does under the workspace
 -- lock (lock, change, derived recall rows, version) runs on the server, each step a function
 -- here, so a commit is one to three statements instead of one round trip per step. The
 -- application still decides what it decides (who may, what a forget reaches, what a record
@@ -110,43 +110,41 @@ CREATE FUNCTION bm_prepend(
     ws text, s memory_scopes, added jsonb, directory_max integer, summary_chars integer
 ) RETURNS memory_scopes
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    before jsonb := s.recall || '{}'::jsonb;  -- read once (a row's field is read anew each time)
+    evicted text[] := ARRAY(SELECT jsonb_array_elements_text(added->'evicted'));
+    entry jsonb;
+    created timestamptz;
 BEGIN
-    SELECT b.before || jsonb_build_object(
-               'enabled', s.enabled, 'suspended', s.suspended,
-               'pending', s.index_pending OR s.index_text = '',
-               'directory', (SELECT jsonb_agg(d.e ORDER BY d.n)
-                             FROM jsonb_array_elements(jsonb_build_array(n.entry)
-                                                       || (b.before->'directory'))
-                                  WITH ORDINALITY AS d(e, n)
-                             WHERE d.n <= directory_max))
-      INTO s.recall
-      FROM (SELECT s.recall || '{}'::jsonb AS before,  -- read once
-                   ARRAY(SELECT jsonb_array_elements_text(added->'evicted')) AS evicted) b
-      CROSS JOIN LATERAL (
-          SELECT r.created_at, jsonb_build_object(
-              'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
-              'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
-              'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
-              'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id
-                                                ORDER BY x.message_id)
-                  FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
-                  '[]'::jsonb)) AS entry
-          FROM memory_records r
-          WHERE r.workspace_id = ws AND r.id = added->>'id' AND r.scope_key = s.scope_key
-            AND r.valid) n
-      WHERE b.before IS NOT NULL
-        AND NOT s.index_candidates && b.evicted
-        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements((b.before->'directory')
-                                                           || (b.before->'index_entries')) e
-                        WHERE e->>'id' = ANY(b.evicted))
-        -- The order is obvious: the new record is the newest.
-        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(b.before->'directory') e
-                        WHERE e->>'created_at' IS NULL
-                           OR ((e->>'created_at')::timestamptz, e->>'id')
-                              >= (n.created_at, added->>'id'));
-    IF NOT FOUND THEN
+    IF before IS NULL OR s.index_candidates && evicted OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements(before->'directory' || before->'index_entries') e
+        WHERE e->>'id' = ANY(evicted)) THEN
         RETURN NULL;
     END IF;
+    SELECT jsonb_build_object(
+            'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
+            'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
+            'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
+            'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id ORDER BY x.message_id)
+                FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
+                '[]'::jsonb)),
+           r.created_at
+      INTO entry, created
+      FROM memory_records r
+      WHERE r.workspace_id = ws AND r.id = added->>'id' AND r.scope_key = s.scope_key
+        AND r.valid;
+    IF entry IS NULL OR EXISTS (SELECT 1 FROM jsonb_array_elements(before->'directory') e
+            WHERE e->>'created_at' IS NULL
+               OR ((e->>'created_at')::timestamptz, e->>'id') >= (created, added->>'id')) THEN
+        RETURN NULL;  -- the order is not obvious: derive it
+    END IF;
+    s.recall := before || jsonb_build_object(
+        'enabled', s.enabled, 'suspended', s.suspended,
+        'pending', s.index_pending OR s.index_text = '',
+        'directory', (SELECT jsonb_agg(d.e ORDER BY d.n)
+                      FROM jsonb_array_elements(jsonb_build_array(entry) || (before->'directory'))
+                           WITH ORDINALITY AS d(e, n)
+                      WHERE d.n <= directory_max));
     RETURN s;
 END $$;
 
@@ -446,30 +444,33 @@ $$;
 -- bot is there, and every snapshot source is retained, unedited and not forgotten; otherwise
 -- the stop kind and why, for the first source (in snapshot order) that changed.
 CREATE FUNCTION bm_input_problem(ws text, skey text, sources jsonb, OUT kind text, OUT problem text)
-LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN s.scope_key IS NULL THEN 'gone' WHEN NOT s.enabled OR s.suspended THEN 'off'
-                ELSE c.kind END,
-           CASE WHEN s.scope_key IS NULL THEN 'the scope is gone'
-                WHEN NOT s.enabled THEN 'memory was turned off in this scope'
-                WHEN s.suspended THEN 'the bot is no longer in this chat'
-                ELSE c.problem END
-    FROM (SELECT 1) one
-    LEFT JOIN memory_scopes s ON s.workspace_id = ws AND s.scope_key = skey
-    LEFT JOIN LATERAL (
-        SELECT 'changed' AS kind, 'source m' || e.message_id || CASE
-                WHEN m.id IS NULL OR m.text IS NULL THEN ' was removed or expired'
-                WHEN t.message_id IS NOT NULL THEN ' was forgotten'
-                ELSE ' was edited' END AS problem
-        FROM (SELECT (x.src->>'message_id')::bigint AS message_id, x.src->>'hash' AS hash, x.n
-              FROM jsonb_array_elements(sources) WITH ORDINALITY AS x(src, n)) e
-        LEFT JOIN LATERAL (SELECT g.id, g.text, g.content_hash FROM messages g
-                           WHERE g.workspace_id = ws AND g.id = e.message_id) m ON true
-        LEFT JOIN LATERAL (SELECT f.message_id FROM tombstones f WHERE f.workspace_id = ws
-                           AND f.scope_key = skey AND f.message_id = e.message_id) t ON true
-        WHERE m.id IS NULL OR m.text IS NULL OR t.message_id IS NOT NULL
-           OR m.content_hash <> e.hash
-        ORDER BY e.n LIMIT 1) c ON true
-$$;
+LANGUAGE plpgsql AS $$
+DECLARE
+    s memory_scopes%ROWTYPE;
+BEGIN
+    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
+    IF NOT FOUND THEN
+        kind := 'gone'; problem := 'the scope is gone'; RETURN;
+    ELSIF NOT s.enabled THEN
+        kind := 'off'; problem := 'memory was turned off in this scope'; RETURN;
+    ELSIF s.suspended THEN
+        kind := 'off'; problem := 'the bot is no longer in this chat'; RETURN;
+    END IF;
+    SELECT 'changed', 'source m' || e.message_id || CASE
+            WHEN m.id IS NULL OR m.text IS NULL THEN ' was removed or expired'
+            WHEN t.message_id IS NOT NULL THEN ' was forgotten'
+            ELSE ' was edited' END
+      INTO kind, problem
+      FROM (SELECT (x.src->>'message_id')::bigint AS message_id, x.src->>'hash' AS hash, x.n
+            FROM jsonb_array_elements(sources) WITH ORDINALITY AS x(src, n)) e
+      LEFT JOIN LATERAL (SELECT g.id, g.text, g.content_hash FROM messages g
+                         WHERE g.workspace_id = ws AND g.id = e.message_id) m ON true
+      LEFT JOIN LATERAL (SELECT f.message_id FROM tombstones f WHERE f.workspace_id = ws
+                         AND f.scope_key = skey AND f.message_id = e.message_id) t ON true
+      WHERE m.id IS NULL OR m.text IS NULL OR t.message_id IS NOT NULL
+         OR m.content_hash <> e.hash
+      ORDER BY e.n LIMIT 1;
+END $$;
 
 -- --- the commits ------------------------------------------------------------------------------
 
