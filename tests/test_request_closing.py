@@ -13,9 +13,10 @@ from aiogram.types import Message
 from bot_memory.closing import RequestCloser
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.store import Closing
+from bot_memory.store import Closing, Store
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import running_bot
+from tests.statement_log import CountingPool
 
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
 
@@ -62,16 +63,23 @@ async def test_closings_with_nothing_to_keep_are_one_statement(memory: Memory) -
     sources = [
         await memory.record(SCOPE, text=f"message {i}", speaker_id=7, sent_at=now) for i in range(5)
     ]
+    counting = CountingPool(memory.store.pool)
+    closer = RequestCloser(Store(counting), idle_seconds=0, linger_seconds=0.01)  # type: ignore[arg-type]
     for source in sources:
         assert source is not None
-        memory.close_later(source, status="unanswered", now=now)
-    memory.close_later(sources[0], status="failed", error="late", now=now)  # once: ignored
-    assert memory.closer.pending == 6
-    await memory.flush()
+        closer.close_later(Closing(source.request_id, "unanswered", now))
+    closer.close_later(Closing(sources[0].request_id, "failed", now, "late"))  # type: ignore[union-attr]
+    assert closer.pending == 6
+    await closer.flush()
+    # Six closings, five requests, one statement (asyncpg looks its types up on first use).
+    taken = [t for t in await counting.taken() if "jit" not in t and t != "WITH RECURSIVE"]
+    assert taken == ["WITH given"]
     rows = await memory.store.pool.fetch("SELECT status, error FROM requests ORDER BY id")
-    assert [tuple(r) for r in rows] == [("unanswered", None)] * 5
-    wakes = await memory.store.pool.fetchval("SELECT wakes FROM memory_scopes")
-    assert wakes is not None  # the scope was scheduled, once for the batch
+    assert [tuple(r) for r in rows] == [("unanswered", None)] * 5  # the first closing counts
+    scheduled = await memory.store.pool.fetchval(
+        "SELECT last_activity FROM memory_scopes WHERE scope_key = $1", SCOPE.key
+    )
+    assert scheduled == now  # the scope was scheduled with the batch
 
 
 async def test_a_closing_that_was_never_written_is_closed_by_the_request_timeout(
