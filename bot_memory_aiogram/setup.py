@@ -16,7 +16,7 @@ from bot_memory_aiogram.i18n import LanguageResolver, Texts
 from bot_memory_aiogram.middleware import HandlerFlags, MemoryMiddleware, WorkspaceResolver
 from bot_memory_aiogram.middleware.answers import settle_returned
 from bot_memory_aiogram.middleware.fairness import FairShare
-from bot_memory_aiogram.routers import get_routers
+from bot_memory_aiogram.routers import get_routers, memory_router
 
 log = get_logger(__name__)
 
@@ -89,12 +89,14 @@ def setup(
     dp["memory_middleware"] = middleware = MemoryMiddleware(memory, workspace)
     dp.update.outer_middleware(middleware)
     dp.message.middleware(HandlerFlags())
-    ours = get_routers(
-        middleware, reference_agent=reference_agent, requests_in_states=requests_in_states
+    ours = memory_router(
+        get_routers(
+            middleware, reference_agent=reference_agent, requests_in_states=requests_in_states
+        ),
+        reference_agent=reference_agent,
     )
-    for router in ours:
-        dp.include_router(router)
-    _first(dp, ours)
+    dp.include_router(ours)
+    _first(dp, [ours])
 
     async def start_worker(*args: Any, **kwargs: Any) -> None:
         # Startup hooks get different arguments from polling, webhooks and emit_startup.

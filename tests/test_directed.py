@@ -8,6 +8,7 @@ import pytest
 from aiogram.types import Message
 
 from bot_memory_aiogram.middleware.directed import is_directed, message_flags
+from bot_memory_aiogram.routers import ForMemory
 from bot_memory_aiogram.testing import command_entity, mention_entity
 
 BOT_ID, BOT = 42, "memory_test_bot"
@@ -71,3 +72,50 @@ def test_quoted_and_forwarded_flags() -> None:
     assert message_flags(quoted) == (True, False)
     forwarded = msg(forward_origin={"type": "user", "date": 0, "sender_user": USER})
     assert message_flags(forwarded) == (False, True)
+
+
+# Which messages reach memory's routers at all (the parent router's one check).
+SOURCE = object()  # stands for the recorded source: only its presence matters
+
+
+@pytest.mark.parametrize(
+    ("message", "data", "reference_agent", "passes", "action"),
+    [
+        (msg("lunch anyone?"), {}, False, False, None),  # a group's ordinary traffic
+        (msg("hello there"), {"memory_source": SOURCE}, False, False, None),
+        (msg("hello there"), {"memory_source": SOURCE}, True, True, None),  # the agent answers
+        (
+            msg("remember that the boat is Aurora"),
+            {"memory_source": SOURCE},
+            False,
+            True,
+            "remember",
+        ),
+        (
+            msg("记住我喜欢茶"),
+            {"memory_unavailable": True},
+            False,
+            True,
+            "remember",
+        ),  # the outage notice
+        (msg("hello there"), {"memory_unavailable": True}, False, False, None),
+        (msg("/memory"), {"memory_source": SOURCE}, False, True, None),
+        (msg("/start bm-x"), {}, False, True, None),  # a Mini App link whose recording failed
+        (msg("x", migrate_to_chat_id=-1001), {}, False, True, None),
+        (
+            msg("x", message_auto_delete_timer_changed={"message_auto_delete_time": 86400}),
+            {},
+            False,
+            True,
+            None,
+        ),
+    ],
+)
+async def test_memory_routers_see_only_messages_they_could_take(
+    message: Message, data: dict[str, Any], reference_agent: bool, passes: bool, action: str | None
+) -> None:
+    got = await ForMemory(reference_agent=reference_agent)(message, **data)
+    assert bool(got) is passes
+    if isinstance(got, dict):
+        read = got["memory_request"]
+        assert (read.action if read else None) == action

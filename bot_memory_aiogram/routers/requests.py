@@ -50,15 +50,23 @@ TOPIC_REPLIES = frozenset(
 )
 
 
-class RecognizedRequest(Filter):
-    """Passes a directed message that really asks for a memory action; injects it."""
+def recognized(message: Message) -> MemoryRequest | None:
+    """The memory action a message asks for, if any, read from the text as it was recorded."""
+    text = storable(message.text or message.caption or "")
+    if not text:
+        return None
+    quoted, forwarded = message_flags(message)
+    return recognize(text, quoted=quoted, forwarded=forwarded)
 
-    async def __call__(self, message: Message) -> bool | dict[str, Any]:
-        text = storable(message.text or message.caption or "")  # as it was recorded
-        if not text:
-            return False
-        quoted, forwarded = message_flags(message)
-        request = recognize(text, quoted=quoted, forwarded=forwarded)
+
+class RecognizedRequest(Filter):
+    """Passes a directed message that really asks for a memory action; injects it (as read
+    once by the parent router's `ForMemory` when that ran)."""
+
+    async def __call__(
+        self, message: Message, memory_request_read: bool = False, **data: Any
+    ) -> bool | dict[str, Any]:
+        request = data.get("memory_request") if memory_request_read else recognized(message)
         return False if request is None else {"memory_request": request}
 
 
