@@ -33,6 +33,7 @@ RequestStatus = Literal[
     "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
 ]
 OPEN_STATUSES = ("queued", "running", "awaiting_approval")
+CLOSED_STATUSES = ("succeeded", "failed", "unanswered")
 
 
 @dataclass(frozen=True)
@@ -419,49 +420,9 @@ class Store:
         their scopes, in one statement however many: this runs for every directed message
         nothing answered. Each request closes once (the first closing of it counts); returns the
         IDs closed now."""
-        first: dict[int, Closing] = {}
-        for c in closings:
-            first.setdefault(c.request_id, c)
-        rows = list(first.values())
         closed = await self.pool.fetch(
-            """
-            WITH given AS (
-                SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],
-                    $4::timestamptz[], $5::text[]) AS g(id, status, error, at, kind)
-            ), closed AS (
-                UPDATE requests r SET status = g.status, error = g.error, updated_at = now(),
-                    finished_at = g.at, kind = coalesce(g.kind, r.kind)
-                FROM given g
-                WHERE r.id = g.id AND r.status = ANY($7::text[])
-                RETURNING r.id, r.workspace_id, r.scope_key, r.scope, g.at
-            ), per_scope AS (
-                -- one row per scope: an upsert may not touch a row twice in one statement
-                SELECT DISTINCT ON (workspace_id, scope_key) * FROM closed
-                ORDER BY workspace_id, scope_key, at DESC
-            ), scheduled AS (
-                INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id,
-                    user_id, topic_id, last_activity, due_at, suspended)
-                SELECT c.workspace_id, c.scope_key, c.scope->>'kind',
-                    (c.scope->>'bot_id')::bigint, (c.scope->>'chat_id')::bigint,
-                    (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, c.at,
-                    c.at + make_interval(secs => $6),
-                    coalesce((SELECT NOT h.bot_active FROM chats h
-                              WHERE h.bot_id = (c.scope->>'bot_id')::bigint
-                              AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
-                FROM per_scope c
-            """
-            + _RESCHEDULE
-            + """
-            )
-            SELECT id FROM closed
-            """,
-            [c.request_id for c in rows],
-            [c.status for c in rows],
-            [c.error for c in rows],
-            [c.at for c in rows],
-            [c.kind for c in rows],
-            idle_seconds,
-            list(OPEN_STATUSES),
+            _CLOSE,
+            *_closing_args(closings, idle_seconds),
         )
         return [r["id"] for r in closed]
 
@@ -730,6 +691,60 @@ _RESCHEDULE = """
         due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at),
         wakes = memory_scopes.wakes + 1
 """
+
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+# Close requests that have nothing to keep and schedule their scopes ($1-$5 arrays from
+# `_closing_args`, $6 the idle window). Each request closes once: one no longer open is left.
+_CLOSE = f"""
+    WITH given AS (
+        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],
+            $4::timestamptz[], $5::text[]) AS g(id, status, error, at, kind)
+    ), closed AS (
+        UPDATE requests r SET status = g.status, error = g.error, updated_at = now(),
+            finished_at = g.at, kind = coalesce(g.kind, r.kind)
+        FROM given g
+        -- Open, said as "not closed": the open statuses would let the planner walk a partial
+        -- index of open requests (its dead entries included) instead of looking up the IDs.
+        WHERE r.id = g.id AND r.status NOT IN {_sql_list(CLOSED_STATUSES)}
+        RETURNING r.id, r.workspace_id, r.scope_key, r.scope, g.at
+    ), per_scope AS (
+        -- one row per scope: an upsert may not touch a row twice in one statement
+        SELECT DISTINCT ON (workspace_id, scope_key) * FROM closed
+        ORDER BY workspace_id, scope_key, at DESC
+    ), scheduled AS (
+        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id,
+            user_id, topic_id, last_activity, due_at, suspended)
+        SELECT c.workspace_id, c.scope_key, c.scope->>'kind',
+            (c.scope->>'bot_id')::bigint, (c.scope->>'chat_id')::bigint,
+            (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, c.at,
+            c.at + make_interval(secs => $6),
+            coalesce((SELECT NOT h.bot_active FROM chats h
+                      WHERE h.bot_id = (c.scope->>'bot_id')::bigint
+                      AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
+        FROM per_scope c
+        {_RESCHEDULE}
+    )
+    SELECT id FROM closed
+"""
+
+
+def _closing_args(closings: list[Closing], idle_seconds: float) -> tuple[object, ...]:
+    first: dict[int, Closing] = {}
+    for c in closings:
+        first.setdefault(c.request_id, c)  # the first closing of a request counts
+    rows = list(first.values())
+    return (
+        [c.request_id for c in rows],
+        [c.status for c in rows],
+        [c.error for c in rows],
+        [c.at for c in rows],
+        [c.kind for c in rows],
+        idle_seconds,
+    )
 
 
 async def schedule_scope(

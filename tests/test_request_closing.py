@@ -4,6 +4,7 @@ the handler), and closings with nothing to keep written together, off the handle
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +14,7 @@ from aiogram.types import Message
 from bot_memory.closing import RequestCloser
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.store import Closing, Store
+from bot_memory.store import _CLOSE, Closing, Store, _closing_args
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import running_bot
 from tests.statement_log import CountingPool
@@ -161,3 +162,43 @@ async def test_close_later_cleans_what_the_database_refuses(memory: Memory) -> N
     memory.close_later(source, status="failed", error="bad \x00 byte")
     await memory.flush()
     assert await memory.store.pool.fetchval("SELECT error FROM requests") == "bad  byte"
+
+
+def _index_scans(plan: dict[str, Any]) -> list[str]:
+    found = (
+        [plan["Index Name"]]
+        if plan.get("Relation Name") == "requests" and "Index Name" in plan
+        else []
+    )
+    for child in plan.get("Plans", []):
+        found += _index_scans(child)
+    return found
+
+
+async def test_a_closing_looks_its_requests_up_by_id_when_many_are_open(memory: Memory) -> None:
+    """Statistics taken while few requests were open (as autovacuum finds a quiet bot) made
+    the planner walk the partial index of open requests, thousands of entries dead or alive,
+    for each closing: 1-3 ms a statement instead of a lookup."""
+    store = memory.store
+    now = datetime.now(UTC)
+
+    async def record(n: int, first: int) -> list[int]:
+        ids = []
+        for i in range(first, first + n):
+            source = await memory.record(
+                SCOPE, text=f"note {i}", speaker_id=7, telegram_message_id=i
+            )
+            assert source is not None
+            ids.append(source.request_id)
+        return ids
+
+    quiet = await record(200, 0)
+    await store.close_unanswered([Closing(i, "unanswered", now) for i in quiet], idle_seconds=60)
+    await store.pool.execute("ANALYZE requests")
+    busy = await record(1500, 1000)
+    plan = await store.pool.fetchval(
+        "EXPLAIN (FORMAT JSON) " + _CLOSE,
+        *_closing_args([Closing(busy[-1], "unanswered", now)], 60.0),
+    )
+    scans = _index_scans(json.loads(plan)[0]["Plan"])
+    assert scans == ["requests_id_idx"], scans
