@@ -323,7 +323,7 @@ def report(r: dict[str, float]) -> None:
     )
     print(
         f"ingress p99: idle {r['ingress_idle_p99_ms']:.2f} ms; worker in the same process"
-        f" {r['ingress_busy_p99_ms']:.2f} ms (ratio {r['ingress_p99_ratio']:.2f},"
+        f" {r['ingress_busy_p99_ms']:.2f} ms (ratio {r['ingress_p99_ratio']:.2f}, goal 1.2;"
         f" {r['jobs_during']:.0f} jobs done meanwhile); worker as its own process"
         f" {r['ingress_apart_p99_ms']:.2f} ms (ratio {r['ingress_apart_ratio']:.2f})"
     )
