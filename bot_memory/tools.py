@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -211,10 +211,25 @@ class ToolExecutor:
         self, name: str, arguments: str, ctx: ToolContext, *, call_id: str
     ) -> dict[str, Any]:
         """Run one tool call; errors come back as {"error": ...} for the model to read."""
+
+        def usage(outcome: Literal["ok", "error"]) -> UsageEntry:
+            return UsageEntry(
+                workspace=ctx.source.scope.workspace,
+                request_id=ctx.source.request_id,
+                kind=f"tool:{name}",
+                provider=None,
+                model=None,
+                outcome=outcome,
+                idempotency_key=f"req:{ctx.source.request_id}:tool:{call_id}",
+            )
+
+        recorded = False  # the ledger's line went in with the tool's own transaction
         try:
             raw = json.loads(arguments or "{}")
             if name == "query_memories":
-                result = await self._query(QueryArgs.model_validate(raw), ctx)
+                result, recorded = await self._query(
+                    QueryArgs.model_validate(raw), ctx, usage("ok")
+                )
             elif name == "manage_memory":
                 result = await self._manage(ManageArgs.model_validate(raw), ctx, call_id)
             elif name == "query_chat_history":
@@ -225,17 +240,8 @@ class ToolExecutor:
             result = {"error": f"invalid arguments: {str(exc)[:300]}"}
         except WorkspaceGone:
             result = {"error": "this chat's memory was deleted"}
-        await self._store.record_usage(
-            UsageEntry(
-                workspace=ctx.source.scope.workspace,
-                request_id=ctx.source.request_id,
-                kind=f"tool:{name}",
-                provider=None,
-                model=None,
-                outcome="error" if "error" in result else "ok",
-                idempotency_key=f"req:{ctx.source.request_id}:tool:{call_id}",
-            )
-        )
+        if not recorded:
+            await self._store.record_usage(usage("error" if "error" in result else "ok"))
         return result
 
     async def _member(self, ctx: ToolContext, tool: str) -> dict[str, Any] | None:
@@ -252,10 +258,14 @@ class ToolExecutor:
         )
         return {"error": "the requester is not a current member of this chat", "results": []}
 
-    async def _query(self, args: QueryArgs, ctx: ToolContext) -> dict[str, Any]:
+    async def _query(
+        self, args: QueryArgs, ctx: ToolContext, usage: UsageEntry
+    ) -> tuple[dict[str, Any], bool]:
+        """The result, and whether `usage` went into the ledger with the read (a statement and a
+        commit fewer than after it; an agent turn makes several of these calls)."""
         refused = await self._member(ctx, "query_memories")
         if refused is not None:
-            return refused
+            return refused, False
         scope = ctx.source.scope
         limit = min(args.limit, self._settings.query_max_results)
         now = datetime.now(UTC)
@@ -279,9 +289,9 @@ class ToolExecutor:
                 if standing == "gone":
                     raise WorkspaceGone(scope.workspace)
                 if standing == "unavailable":
-                    return {"error": "memory is unavailable in this chat", "results": []}
+                    return {"error": "memory is unavailable in this chat", "results": []}, False
                 if standing == "off":
-                    return {"error": "memory is turned off in this chat", "results": []}
+                    return {"error": "memory is turned off in this chat", "results": []}, False
                 for record in page:
                     if len(found) < limit and await gate.readable(record_view(record)):
                         found.append(record)
@@ -293,6 +303,7 @@ class ToolExecutor:
             cited = [sid for r in found for sid in shown[r.id]]
             if found:
                 await self._store.given(ctx.source, [r.id for r in found], cited, now, conn=tx.conn)
+            await self._store.record_usage(usage, conn=tx.conn)
         results = [
             {
                 "id": r.id,
@@ -307,7 +318,7 @@ class ToolExecutor:
             }
             for r in found
         ]
-        return {"results": results}
+        return {"results": results}, True
 
     async def _manage(self, args: ManageArgs, ctx: ToolContext, call_id: str) -> dict[str, Any]:
         source = ctx.source

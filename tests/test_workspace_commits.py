@@ -5,6 +5,7 @@ recall rows derived on the server exactly as the application's rule says."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -22,6 +23,7 @@ from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.state import RecallRow, build_recall_row
 from bot_memory.store import SourceMessage
+from bot_memory.tools import ToolContext
 from bot_memory.workspace import WorkspaceView
 from tests.helpers import view
 from tests.statement_log import CountingPool
@@ -300,3 +302,22 @@ async def test_recall_rows_are_derived_on_the_server_as_the_rule_says(memory: Me
         await forget_record(memory.store, SCOPE, record, actor_id=7, who=OWNER, now=NOW)
     row = await assert_derived(memory)
     assert row.directory == [] and not (await view(memory)).scopes[SCOPE.key].index.pending
+
+
+async def test_a_memory_query_commits_once_with_its_ledger_line(
+    memory: Memory, counted: CountingPool
+) -> None:
+    """An agent turn makes several query_memories calls: the read, its citations and the
+    tool's line in the ledger are one transaction (the line had a commit of its own)."""
+    await noted(memory, "remember that the boat is called Aurora")
+    source = await said(memory, "what is the boat called?", answer=None)
+    await counted.taken()
+    result = await memory.tools.execute(
+        "query_memories", json.dumps({"query": "boat"}), ToolContext(source=source), call_id="q1"
+    )
+    assert [r["title"] for r in result["results"]], result
+    taken = await counted.taken()
+    assert taken.count("COMMIT") == 1 and taken[-1] == "COMMIT", taken
+    assert any(s.startswith("INSERT INTO") for s in taken), taken
+    kinds = await memory.store.pool.fetch("SELECT kind, outcome FROM usage_ledger")
+    assert [(k["kind"], k["outcome"]) for k in kinds] == [("tool:query_memories", "ok")]
