@@ -374,10 +374,14 @@ def _json_logs(args: argparse.Namespace) -> bool:
     return bool(args.log_json) or os.environ.get("BOT_MEMORY_LOG_JSON", "") in ("1", "true")
 
 
-def _settings_errors(exc: ValidationError | SettingsFileError) -> list[str]:
-    """One line per bad setting, named as the environment names it."""
+def _settings_errors(
+    exc: ValidationError | SettingsFileError, *, file_flag: bool = False
+) -> list[str]:
+    """One line per bad setting, named as the environment names it (a settings file as the
+    user gave it: `--settings` when it came from the command line)."""
     if isinstance(exc, SettingsFileError):
-        return [str(exc)]
+        line = str(exc)
+        return [line.replace(SETTINGS_FILE_VARIABLE, "--settings", 1) if file_flag else line]
     lines = []
     for error in exc.errors():
         name = ".".join(str(part) for part in error["loc"])
@@ -394,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         MemorySettings()  # every command reads them: a bad one is a line, not a traceback
     except (ValidationError, SettingsFileError) as exc:
-        for line in _settings_errors(exc):
+        for line in _settings_errors(exc, file_flag=bool(getattr(args, "settings", None))):
             print(f"bot-memory: {line}", file=sys.stderr)
         return 2
     if args.command == "run":

@@ -125,3 +125,15 @@ def test_a_bad_setting_is_one_line_naming_it_on_the_command_line() -> None:
     )
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1
     assert out.stderr.startswith("bot-memory: BOT_MEMORY_IDLE_WINDOW_SECONDS: ")
+
+
+def test_a_settings_file_given_on_the_command_line_is_named_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("BOT_MEMORY_SETTINGS", "")  # restored after: the command line sets it
+    path = tmp_path / "memory.toml"
+    path.write_text("idle_windows_seconds = 60\n")
+    assert cli.main(["status", "--settings", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bot-memory: --settings: ") and "idle_windows_seconds" in err, err
+    assert "BOT_MEMORY_SETTINGS" not in err
