@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -41,7 +40,7 @@ from bot_memory_aiogram.testing import (
     mention_entity,
     utf16_len,
 )
-from tests.fake_openai import HANG_SECONDS, FakeOpenAI, default_responder
+from tests.fake_openai import FakeOpenAI, default_responder
 
 CHAT = 1001
 USER = 1001
@@ -88,11 +87,9 @@ async def polling(
         await emu.wait_for_calls("getUpdates", before + 1, timeout=5)
         yield
     finally:
-        started = time.monotonic()
         if not task.done():
             await dp.stop_polling()
-        await asyncio.wait_for(task, 5)
-        assert time.monotonic() - started < 1.0, "stop_polling took too long"
+        await asyncio.wait_for(task, 5)  # a stop that hangs fails here
 
 
 def echo_dispatcher() -> Dispatcher:
@@ -318,20 +315,15 @@ async def test_get_updates_offset_limit_and_allowed(emu: BotAPIEmulator, bot: Bo
 
 
 async def test_get_updates_long_poll_waits_and_wakes(emu: BotAPIEmulator, bot: Bot) -> None:
-    started = time.monotonic()
-    assert await bot.get_updates(timeout=1) == []
-    assert 0.9 <= time.monotonic() - started < 2.0
-
-    async def push_later() -> None:
-        await asyncio.sleep(0.2)
-        emu.push_message(chat_id=CHAT, user_id=USER, text="wake")
-
-    started = time.monotonic()
-    pusher = asyncio.create_task(push_later())
-    updates = await bot.get_updates(timeout=30)
-    await pusher
+    assert await bot.get_updates(timeout=1) == []  # a short poll with nothing to give: empty
+    polling = asyncio.create_task(bot.get_updates(timeout=30))
+    await emu.wait_for_calls("getUpdates", 2)
+    for _ in range(20):  # the server got it and went on waiting: no answer yet
+        await asyncio.sleep(0)
+    assert not polling.done()
+    emu.push_message(chat_id=CHAT, user_id=USER, text="wake")
+    updates = await asyncio.wait_for(polling, 5)  # woken by the update, not the 30 s timeout
     assert [u.message.text for u in updates if u.message] == ["wake"]
-    assert time.monotonic() - started < 1.0
 
 
 async def test_concurrent_get_updates_conflict(emu: BotAPIEmulator, bot: Bot) -> None:
@@ -351,10 +343,8 @@ async def test_stop_ends_pending_long_poll(bot: Bot) -> None:
     try:
         task = asyncio.create_task(poller.get_updates(timeout=60))
         await emu.wait_for_calls("getUpdates", 1)
-        started = time.monotonic()
         await emu.stop()
-        assert await asyncio.wait_for(task, 2) == []
-        assert time.monotonic() - started < 1.0
+        assert await asyncio.wait_for(task, 5) == []  # ended by the stop, not its 60 s
     finally:
         await poller.session.close()
 
@@ -365,9 +355,8 @@ async def test_client_disconnect_ends_server_wait(emu: BotAPIEmulator, bot: Bot)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    started = time.monotonic()
-    await emu.stop()  # would wait for the orphaned long poll if it were still running
-    assert time.monotonic() - started < 0.5
+    # Would wait for the orphaned long poll (60 s) if it were still running.
+    await asyncio.wait_for(emu.stop(), 5)
 
 
 # ---------------------------------------------------------------- dispatcher polling
@@ -502,11 +491,8 @@ async def test_stop_polling_stock_session(emu: BotAPIEmulator) -> None:
     emu.push_message(chat_id=CHAT, user_id=USER, text="ping")
     (call,) = await emu.wait_for_sent(1)
     assert call.params["text"] == "echo: ping"
-    started = time.monotonic()
     await dp.stop_polling()
     await asyncio.wait_for(task, 5)
-    # aiogram's AiohttpSession.close() alone sleeps 0.25 s (SSL graceful-shutdown wait).
-    assert time.monotonic() - started < 1.0
 
 
 async def test_wait_for_sent_timeout_message(emu: BotAPIEmulator) -> None:
@@ -661,12 +647,10 @@ async def test_fake_openai_hang_and_async_responder(llm: FakeOpenAI) -> None:
 
     llm.responder = responder
     llm.script("hang")
-    started = time.monotonic()
     async with _client(llm, timeout=0.3) as client:
-        with pytest.raises(httpx.ReadTimeout):
+        with pytest.raises(httpx.ReadTimeout):  # the hang holds the request past the client's
             await client.post("/chat/completions", json=_body("slow"))
         response = await client.post("/chat/completions", json=_body("fast"))
-    assert time.monotonic() - started < HANG_SECONDS / 10
     assert response.json()["choices"][0]["message"]["content"] == "async 2"
     await llm.wait_for_requests(2, timeout=1)
     with pytest.raises(TimeoutError):
@@ -680,8 +664,6 @@ async def test_fake_openai_stop_cuts_hang_short() -> None:
     async with _client(server, timeout=30) as client:
         request = asyncio.create_task(client.post("/chat/completions", json=_body("x")))
         await server.wait_for_requests(1)
-        started = time.monotonic()
         await server.stop()
-        response = await asyncio.wait_for(request, 3)
-    assert time.monotonic() - started < 1.0
+        response = await asyncio.wait_for(request, 5)  # cut short, not after its 30 s
     assert response.status_code == 503
