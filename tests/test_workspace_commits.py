@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 
+from bot_memory import ledger
 from bot_memory.access import Membership
 from bot_memory.control import forget_record, note_id, switch
 from bot_memory.intents import recognize
@@ -145,12 +147,72 @@ async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
     await jobs.save_checkpoint(counting, job, "extract", answer.model_dump())  # type: ignore[arg-type]
     await counting.taken()
     assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "done"
-    assert await counting.taken() == [
-        "UPDATE usage_ledger",  # calls cut off by a crash become unknown (before the model)
-        "bm_commit_extraction",
-    ]
+    # Calls of the job cut off by a crash become unknown in the same statement (nothing is sent
+    # from a checkpoint; a job that calls the model checks the ledger before the call).
+    assert await counting.taken() == ["bm_commit_extraction"]
     [record] = (await view(memory)).valid_records(SCOPE.key)
     assert record.title == "stand-up"
+
+
+async def test_a_checkpointed_extraction_with_a_call_cut_off_stops_for_an_operator(
+    memory: Memory,
+) -> None:
+    """An attempt of the job still pending when it resumes from its checkpoint was cut off by a
+    process that died: the commit makes it unknown, charged its reservation, and the job stops
+    instead of committing."""
+    ctx = memory.pipeline.ctx
+    pool = memory.store.pool
+    source = await said(memory, "we moved stand-up to half past nine")
+    await plan_due(ctx, NOW + timedelta(hours=1))
+    job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.phase == "extract"
+    answer = ExtractionOutput(
+        title="stand-up",
+        summary="Stand-up is at half past nine.",
+        source_ids=[s.id for s in job.snapshot.sources],
+    )
+    await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+    request_id = await pool.fetchval(
+        "SELECT id FROM requests WHERE user_message_id = $1", source.message_id
+    )
+    attempt = await ledger.open_attempt(
+        pool,
+        workspace=SCOPE.workspace,
+        request_id=request_id,
+        job_id=job.id,
+        kind="memory_extract",
+        key="job:cut",
+        provider="p",
+        model="m",
+        worst_usd=0.25,
+        workspace_budget_usd=10.0,
+    )
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "stopped"
+    outcome, cost, reserved = await pool.fetchrow(
+        "SELECT outcome, cost_usd, reserved_usd FROM usage_ledger WHERE id = $1",
+        attempt.ledger_id,
+    )
+    assert (outcome, cost, reserved) == ("unknown", Decimal("0.25"), 0)
+    phase, kind, error, checkpoint = await pool.fetchrow(
+        "SELECT phase, stop_kind, last_error, checkpoint FROM memory_jobs WHERE id = $1", job.id
+    )
+    assert (phase, kind) == ("stopped", "unknown") and "cut off" in error
+    assert checkpoint == "{}"
+    assert tuple(
+        await pool.fetchrow(
+            "SELECT spent_usd, reserved_usd FROM workspaces WHERE id = $1", SCOPE.workspace
+        )
+    ) == (Decimal("0.25"), 0)
+    assert tuple(
+        await pool.fetchrow(
+            "SELECT charged_usd, reserved_usd FROM requests WHERE id = $1", request_id
+        )
+    ) == (Decimal("0.25"), 0)
+    assert (await view(memory)).valid_records(SCOPE.key) == []
+    watermark = await pool.fetchval(
+        "SELECT extracted_through FROM memory_scopes WHERE scope_key = $1", SCOPE.key
+    )
+    assert watermark == 0  # nothing committed
 
 
 async def test_an_expiry_pass_is_two_statements(memory: Memory, counted: CountingPool) -> None:
