@@ -183,3 +183,46 @@ BEGIN
     END IF;
     outcome := 'done';
 END $$;
+
+-- Store a record and evict the least recently used records past the workspace's cap, as in
+-- 015. The records past the cap are found by walking the LRU index (the planner preferred
+-- reading every record's row and sorting them, about three times as long at 256 records of
+-- 3 KB: this function plans without sorts, and nothing in it needs one), then deleted by ID.
+CREATE OR REPLACE FUNCTION bm_add_record(
+    ws text, rec jsonb, rec_fingerprint text, rec_search tsvector, max_records integer
+) RETURNS TABLE (id text, scope_key text, added boolean, available_until timestamptz)
+LANGUAGE plpgsql SET enable_sort = off AS $$
+#variable_conflict use_column
+DECLARE
+    r memory_records%ROWTYPE := jsonb_populate_record(NULL::memory_records, rec);
+    bound timestamptz;
+    over text[];
+BEGIN
+    INSERT INTO memory_records AS m (workspace_id, id, scope_key, origin, title, summary,
+        speaker_ids, thread_ids, cited, derived_from, created_at, last_used_at,
+        available_until, fingerprint, search)
+    VALUES (ws, r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids,
+        r.cited, r.derived_from, r.created_at, r.last_used_at,
+        least(r.available_until, (SELECT min(g.retain_until) FROM messages g
+            WHERE g.workspace_id = ws AND g.id = ANY(ARRAY(SELECT (x->>'message_id')::bigint
+            FROM jsonb_array_elements(rec->'sources') x)))),
+        rec_fingerprint, rec_search)
+    ON CONFLICT (workspace_id, id) DO NOTHING
+    RETURNING m.available_until INTO bound;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    INSERT INTO record_sources (workspace_id, record_id, message_id, hash, speaker_id,
+        thread_id, role, inherited)
+    SELECT ws, r.id, s.message_id, s.hash, s.speaker_id, s.thread_id, s.role, s.inherited
+    FROM jsonb_to_recordset(rec->'sources') AS s(message_id bigint, hash text,
+        speaker_id bigint, thread_id bigint, role text, inherited boolean);
+    RETURN QUERY SELECT r.id, r.scope_key, true, bound;
+    over := ARRAY(SELECT o.id FROM memory_records o WHERE o.workspace_id = ws AND o.id <> r.id
+        ORDER BY o.last_used_at DESC, o.created_at DESC, o.id DESC OFFSET max_records - 1);
+    IF cardinality(over) > 0 THEN
+        RETURN QUERY
+            DELETE FROM memory_records d WHERE d.workspace_id = ws AND d.id = ANY(over)
+            RETURNING d.id, d.scope_key, false, NULL::timestamptz;
+    END IF;
+END $$;
