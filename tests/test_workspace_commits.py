@@ -5,6 +5,7 @@ recall rows derived on the server exactly as the application's rule says."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -362,3 +363,33 @@ async def test_recall_rows_are_derived_on_the_server_as_the_rule_says(memory: Me
         await forget_record(memory.store, SCOPE, record, actor_id=7, who=OWNER, now=NOW)
     row = await assert_derived(memory)
     assert row.directory == [] and not (await view(memory)).scopes[SCOPE.key].index.pending
+
+
+# --- the cap -------------------------------------------------------------------------------
+
+
+async def test_a_record_past_the_cap_evicts_the_least_recently_used(
+    settings: MemorySettings,
+) -> None:
+    """Migration 017 finds what is past the cap by the LRU index: the least recently used
+    records go (by last use, then creation, then ID), never the one just added, and all of them
+    when the cap was lowered."""
+    memory = await Memory.open(settings.model_copy(update={"workspace_max_records": 3}))
+    try:
+        first = await noted(memory, "remember that the bike is blue", NOW)
+        second = await noted(memory, "remember that the car is red", NOW + timedelta(seconds=1))
+        third = await noted(memory, "remember that the van is green", NOW + timedelta(seconds=2))
+        await memory.store.pool.execute(  # the first was used since: the second is the LRU
+            "UPDATE memory_records SET last_used_at = $2 WHERE id = $1",
+            first,
+            NOW + timedelta(seconds=5),
+        )
+        fourth = await noted(memory, "remember that the boat is white", NOW + timedelta(seconds=3))
+        assert second not in (await view(memory)).records
+        assert set((await view(memory)).records) == {first, third, fourth}
+        # Lowered: everything but the new one goes.
+        memory.store.limits = dataclasses.replace(memory.store.limits, max_records=1)
+        fifth = await noted(memory, "remember that the kite is pink", NOW - timedelta(days=1))
+        assert set((await view(memory)).records) == {fifth}
+    finally:
+        await memory.close()
