@@ -153,6 +153,7 @@ async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
     assert await counting.taken() == ["bm_commit_extraction"]
     [record] = (await view(memory)).valid_records(SCOPE.key)
     assert record.title == "stand-up"
+    await assert_derived(memory)  # its recall row, by the rule
 
 
 async def test_a_checkpointed_extraction_with_a_call_cut_off_stops_for_an_operator(
@@ -393,3 +394,35 @@ async def test_a_record_past_the_cap_evicts_the_least_recently_used(
         assert set((await view(memory)).records) == {fifth}
     finally:
         await memory.close()
+
+
+async def test_an_extraction_whose_source_changed_during_the_call_stops_at_commit(
+    memory: Memory,
+) -> None:
+    """Migration 017 ends the job as done while checking its ownership; a commit that finds its
+    input changed writes the stop over that, leaving the job as a stop always did."""
+    ctx, pool = memory.pipeline.ctx, memory.store.pool
+    source = await said(memory, "we moved stand-up to half past nine")
+    await plan_due(ctx, NOW + timedelta(hours=1))
+    job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.phase == "extract"
+    answer = ExtractionOutput(
+        title="stand-up",
+        summary="Stand-up is at half past nine.",
+        source_ids=[s.id for s in job.snapshot.sources],
+    )
+    await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+    await pool.execute(  # edited while the answer was being written (nothing stopped the job)
+        "UPDATE messages SET content_hash = 'changed' WHERE id = $1", source.message_id
+    )
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "stopped"
+    row = await pool.fetchrow(
+        "SELECT phase, stop_kind, last_error, checkpoint::text, ownership_token, lease_until,"
+        " claims, finished_at IS NOT NULL AS finished FROM memory_jobs WHERE id = $1",
+        job.id,
+    )
+    assert (row["phase"], row["stop_kind"]) == ("stopped", "changed")
+    assert row["last_error"] == f"source m{source.message_id} was edited during extraction"
+    assert (row["checkpoint"], row["ownership_token"], row["lease_until"]) == ("{}", None, None)
+    assert row["claims"] == job.claims and row["finished"]
+    assert (await view(memory)).valid_records(SCOPE.key) == []

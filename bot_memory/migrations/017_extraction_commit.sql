@@ -69,6 +69,14 @@ BEGIN
     RETURN closed;
 END $$;
 
+-- A job bm_commit_extraction ended as done, stopped instead: what bm_stop_job writes (the
+-- lease, token and checkpoint are gone already).
+CREATE FUNCTION bm_stopped(ws text, job_id bigint, reason text, kind text) RETURNS void
+LANGUAGE sql AS $$
+    UPDATE memory_jobs SET phase = 'stopped', stop_kind = kind, last_error = left(reason, 1000)
+    WHERE workspace_id = ws AND id = job_id
+$$;
+
 -- Commit an extraction job's answer (pipeline/extraction._commit) in one statement, if the job
 -- is still this worker's ('lost' otherwise), no attempt of it was cut off ('cut_off': they
 -- become unknown and the job stops for an operator, as the worker's check before a model call
@@ -96,8 +104,11 @@ BEGIN
     IF NOT FOUND THEN
         outcome := 'gone'; RETURN;
     END IF;
-    PERFORM 1 FROM memory_jobs j WHERE j.workspace_id = ws AND j.id = job_id
-        AND j.ownership_token = token AND j.lease_until > now() FOR UPDATE;
+    -- The job is ended as done while its ownership is checked (one write of its row); a commit
+    -- that stops it instead writes the stop over that (as bm_stop_job leaves a job).
+    UPDATE memory_jobs SET phase = 'done', lease_until = NULL, ownership_token = NULL,
+        checkpoint = '{}'::jsonb, finished_at = now(), updated_at = now()
+    WHERE workspace_id = ws AND id = job_id AND ownership_token = token AND lease_until > now();
     IF NOT FOUND THEN
         outcome := 'lost'; RETURN;
     END IF;
@@ -106,7 +117,7 @@ BEGIN
                AND l.outcome = 'pending') THEN
         PERFORM bm_close_abandoned(ws, job_id);
         detail := 'unknown provider outcome: the call was cut off';
-        PERFORM bm_stop_job(ws, job_id, token, detail, 'unknown', false);
+        PERFORM bm_stopped(ws, job_id, detail, 'unknown');
         outcome := 'cut_off'; RETURN;
     END IF;
     -- The scope, read once (as bm_input_problem checks it, then as bm_save_scopes writes it).
@@ -128,7 +139,7 @@ BEGIN
         END IF;
     END IF;
     IF detail IS NOT NULL THEN
-        PERFORM bm_stop_job(ws, job_id, token, detail || ' during extraction', stop_kind, false);
+        PERFORM bm_stopped(ws, job_id, detail || ' during extraction', stop_kind);
         outcome := 'stopped'; RETURN;
     END IF;
     -- The watermark moves on (off ranges wholly behind it are no longer needed).
@@ -152,7 +163,14 @@ BEGIN
                             FROM jsonb_array_elements(rec->'sources') x)
                       ORDER BY d.message_id, d.record_id) i), '[]'::jsonb));
         END IF;
-        added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
+        SELECT jsonb_build_object(  -- as bm_added
+            'scope_key', max(a.scope_key) FILTER (WHERE a.added),
+            'id', max(a.id) FILTER (WHERE a.added),
+            'evicted', coalesce(jsonb_agg(a.id) FILTER (WHERE NOT a.added), '[]'::jsonb),
+            'evicted_scopes', coalesce(jsonb_agg(DISTINCT a.scope_key)
+                                           FILTER (WHERE NOT a.added), '[]'::jsonb))
+          INTO added
+          FROM bm_add_record(ws, rec, rec_fingerprint, rec_search, max_records) a;
         s.index_pending := true;  -- its records changed: the index is stale
         others := ARRAY(SELECT k FROM jsonb_array_elements_text(added->'evicted_scopes') k
                         WHERE k <> skey ORDER BY k);
@@ -174,7 +192,6 @@ BEGIN
         due_at = CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
             THEN 'epoch'::timestamptz ELSE least(coalesce(due_at, at), at) END
     WHERE workspace_id = ws AND scope_key = skey;
-    PERFORM bm_job_phase(ws, job_id, 'done');
     IF cardinality(others) > 0 THEN  -- records of other scopes were evicted
         PERFORM bm_save_scopes(ws, '[]'::jsonb, others, '{}', NULL, directory_max,
             summary_chars);  -- bumps the version
@@ -225,4 +242,59 @@ BEGIN
             DELETE FROM memory_records d WHERE d.workspace_id = ws AND d.id = ANY(over)
             RETURNING d.id, d.scope_key, false, NULL::timestamptz;
     END IF;
+END $$;
+
+-- The recall row of a scope whose only change is one record added (016's rule, the same row):
+-- each part of the previous row is taken out once (one statement read the row anew for every
+-- use of it), the checks stop at the first that fails, and a full directory drops its last
+-- entry instead of being taken apart and built again.
+CREATE OR REPLACE FUNCTION bm_prepend(
+    ws text, s memory_scopes, added jsonb, directory_max integer, summary_chars integer
+) RETURNS memory_scopes
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    before jsonb := s.recall;
+    directory jsonb := before->'directory';
+    evicted text[] := ARRAY(SELECT jsonb_array_elements_text(added->'evicted'));
+    entry jsonb;
+    created timestamptz;
+    n integer;
+BEGIN
+    IF before IS NULL OR s.index_candidates && evicted THEN
+        RETURN NULL;
+    END IF;
+    IF cardinality(evicted) > 0 AND EXISTS (
+            SELECT 1 FROM jsonb_array_elements(directory || (before->'index_entries')) e
+            WHERE e->>'id' = ANY(evicted)) THEN
+        RETURN NULL;
+    END IF;
+    SELECT r.created_at, jsonb_build_object(
+            'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
+            'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
+            'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
+            'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id ORDER BY x.message_id)
+                FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
+                '[]'::jsonb))
+      INTO created, entry
+      FROM memory_records r
+      WHERE r.workspace_id = ws AND r.id = added->>'id' AND r.scope_key = s.scope_key
+        AND r.valid;
+    -- The order is obvious only when the new record is the newest.
+    IF entry IS NULL OR EXISTS (SELECT 1 FROM jsonb_array_elements(directory) e
+            WHERE e->>'created_at' IS NULL
+               OR ((e->>'created_at')::timestamptz, e->>'id') >= (created, added->>'id')) THEN
+        RETURN NULL;
+    END IF;
+    n := jsonb_array_length(directory);
+    s.recall := before || jsonb_build_object(
+        'enabled', s.enabled, 'suspended', s.suspended,
+        'pending', s.index_pending OR s.index_text = '',
+        'directory', CASE
+            WHEN n < directory_max THEN jsonb_build_array(entry) || directory
+            WHEN n = directory_max AND n > 0 THEN jsonb_build_array(entry) || (directory - (-1))
+            ELSE (SELECT jsonb_agg(d.e ORDER BY d.n)
+                  FROM jsonb_array_elements(jsonb_build_array(entry) || directory)
+                       WITH ORDINALITY AS d(e, n)
+                  WHERE d.n <= directory_max) END);
+    RETURN s;
 END $$;
