@@ -1,7 +1,9 @@
 -- 017: an extraction job run from its checkpointed answer is one statement. The commit checks
 -- the ledger itself (attempts of the job still pending were cut off by a process that died:
--- their outcome is unknown, and the job stops for an operator), and its scope's row is read
--- once and written once (it was read three times and written twice).
+-- their outcome is unknown, and the job stops for an operator), its scope's row is read once
+-- and written once (it was read three times and written twice), and its job's row written
+-- once. A record added at the cap finds what to evict by the LRU index, and a recall row
+-- gaining one record takes the previous row apart once.
 
 -- The sources part of what a job may still work on: NULL when every snapshot source is
 -- retained, unedited and not forgotten; otherwise why, for the first (in snapshot order) that
