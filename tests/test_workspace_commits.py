@@ -5,12 +5,15 @@ recall rows derived on the server exactly as the application's rule says."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 
+from bot_memory import ledger
 from bot_memory.access import Membership
 from bot_memory.control import forget_record, note_id, switch
 from bot_memory.intents import recognize
@@ -147,12 +150,73 @@ async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
     await jobs.save_checkpoint(counting, job, "extract", answer.model_dump())  # type: ignore[arg-type]
     await counting.taken()
     assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "done"
-    assert await counting.taken() == [
-        "UPDATE usage_ledger",  # calls cut off by a crash become unknown (before the model)
-        "bm_commit_extraction",
-    ]
+    # Calls of the job cut off by a crash become unknown in the same statement (nothing is sent
+    # from a checkpoint; a job that calls the model checks the ledger before the call).
+    assert await counting.taken() == ["bm_commit_extraction"]
     [record] = (await view(memory)).valid_records(SCOPE.key)
     assert record.title == "stand-up"
+    await assert_derived(memory)  # its recall row, by the rule
+
+
+async def test_a_checkpointed_extraction_with_a_call_cut_off_stops_for_an_operator(
+    memory: Memory,
+) -> None:
+    """An attempt of the job still pending when it resumes from its checkpoint was cut off by a
+    process that died: the commit makes it unknown, charged its reservation, and the job stops
+    instead of committing."""
+    ctx = memory.pipeline.ctx
+    pool = memory.store.pool
+    source = await said(memory, "we moved stand-up to half past nine")
+    await plan_due(ctx, NOW + timedelta(hours=1))
+    job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.phase == "extract"
+    answer = ExtractionOutput(
+        title="stand-up",
+        summary="Stand-up is at half past nine.",
+        source_ids=[s.id for s in job.snapshot.sources],
+    )
+    await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+    request_id = await pool.fetchval(
+        "SELECT id FROM requests WHERE user_message_id = $1", source.message_id
+    )
+    attempt = await ledger.open_attempt(
+        pool,
+        workspace=SCOPE.workspace,
+        request_id=request_id,
+        job_id=job.id,
+        kind="memory_extract",
+        key="job:cut",
+        provider="p",
+        model="m",
+        worst_usd=0.25,
+        workspace_budget_usd=10.0,
+    )
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "stopped"
+    outcome, cost, reserved = await pool.fetchrow(
+        "SELECT outcome, cost_usd, reserved_usd FROM usage_ledger WHERE id = $1",
+        attempt.ledger_id,
+    )
+    assert (outcome, cost, reserved) == ("unknown", Decimal("0.25"), 0)
+    phase, kind, error, checkpoint = await pool.fetchrow(
+        "SELECT phase, stop_kind, last_error, checkpoint FROM memory_jobs WHERE id = $1", job.id
+    )
+    assert (phase, kind) == ("stopped", "unknown") and "cut off" in error
+    assert checkpoint == "{}"
+    assert tuple(
+        await pool.fetchrow(
+            "SELECT spent_usd, reserved_usd FROM workspaces WHERE id = $1", SCOPE.workspace
+        )
+    ) == (Decimal("0.25"), 0)
+    assert tuple(
+        await pool.fetchrow(
+            "SELECT charged_usd, reserved_usd FROM requests WHERE id = $1", request_id
+        )
+    ) == (Decimal("0.25"), 0)
+    assert (await view(memory)).valid_records(SCOPE.key) == []
+    watermark = await pool.fetchval(
+        "SELECT extracted_through FROM memory_scopes WHERE scope_key = $1", SCOPE.key
+    )
+    assert watermark == 0  # nothing committed
 
 
 async def test_an_expiry_pass_is_two_statements(memory: Memory, counted: CountingPool) -> None:
@@ -321,3 +385,65 @@ async def test_a_memory_query_commits_once_with_its_ledger_line(
     assert any(s.startswith("INSERT INTO") for s in taken), taken
     kinds = await memory.store.pool.fetch("SELECT kind, outcome FROM usage_ledger")
     assert [(k["kind"], k["outcome"]) for k in kinds] == [("tool:query_memories", "ok")]
+
+
+# --- the cap -------------------------------------------------------------------------------
+
+
+async def test_a_record_past_the_cap_evicts_the_least_recently_used(
+    settings: MemorySettings,
+) -> None:
+    """Migration 017 finds what is past the cap by the LRU index: the least recently used
+    records go (by last use, then creation, then ID), never the one just added, and all of them
+    when the cap was lowered."""
+    memory = await Memory.open(settings.model_copy(update={"workspace_max_records": 3}))
+    try:
+        first = await noted(memory, "remember that the bike is blue", NOW)
+        second = await noted(memory, "remember that the car is red", NOW + timedelta(seconds=1))
+        third = await noted(memory, "remember that the van is green", NOW + timedelta(seconds=2))
+        await memory.store.pool.execute(  # the first was used since: the second is the LRU
+            "UPDATE memory_records SET last_used_at = $2 WHERE id = $1",
+            first,
+            NOW + timedelta(seconds=5),
+        )
+        fourth = await noted(memory, "remember that the boat is white", NOW + timedelta(seconds=3))
+        assert second not in (await view(memory)).records
+        assert set((await view(memory)).records) == {first, third, fourth}
+        # Lowered: everything but the new one goes.
+        memory.store.limits = dataclasses.replace(memory.store.limits, max_records=1)
+        fifth = await noted(memory, "remember that the kite is pink", NOW - timedelta(days=1))
+        assert set((await view(memory)).records) == {fifth}
+    finally:
+        await memory.close()
+
+
+async def test_an_extraction_whose_source_changed_during_the_call_stops_at_commit(
+    memory: Memory,
+) -> None:
+    """Migration 017 ends the job as done while checking its ownership; a commit that finds its
+    input changed writes the stop over that, leaving the job as a stop always did."""
+    ctx, pool = memory.pipeline.ctx, memory.store.pool
+    source = await said(memory, "we moved stand-up to half past nine")
+    await plan_due(ctx, NOW + timedelta(hours=1))
+    job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.phase == "extract"
+    answer = ExtractionOutput(
+        title="stand-up",
+        summary="Stand-up is at half past nine.",
+        source_ids=[s.id for s in job.snapshot.sources],
+    )
+    await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+    await pool.execute(  # edited while the answer was being written (nothing stopped the job)
+        "UPDATE messages SET content_hash = 'changed' WHERE id = $1", source.message_id
+    )
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "stopped"
+    row = await pool.fetchrow(
+        "SELECT phase, stop_kind, last_error, checkpoint::text, ownership_token, lease_until,"
+        " claims, finished_at IS NOT NULL AS finished FROM memory_jobs WHERE id = $1",
+        job.id,
+    )
+    assert (row["phase"], row["stop_kind"]) == ("stopped", "changed")
+    assert row["last_error"] == f"source m{source.message_id} was edited during extraction"
+    assert (row["checkpoint"], row["ownership_token"], row["lease_until"]) == ("{}", None, None)
+    assert row["claims"] == job.claims and row["finished"]
+    assert (await view(memory)).valid_records(SCOPE.key) == []

@@ -89,10 +89,11 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
 
 async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime) -> None:
     """One statement (bm_commit_extraction): under the workspace lock, if the job is still
-    this worker's and its input still holds, the record (inheriting the sources of the
-    memories it carried facts from), the scope's watermark, the job done, the scope looked at
-    again for later batches, and the recall row. Its scope's index is pending: the planner
-    plans the consolidation, in this tick."""
+    this worker's, no earlier claim's call of it was cut off (the ledger's check, made here
+    for a job resumed from its checkpoint) and its input still holds, the record (inheriting
+    the sources of the memories it carried facts from), the scope's watermark, the job done,
+    the scope looked at again for later batches, and the recall row. Its scope's index is
+    pending: the planner plans the consolidation, in this tick."""
     record = None if out.is_empty else _record(job, out, now)
     snap = job.snapshot
     row = await ctx.pool.fetchrow(
@@ -117,6 +118,10 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
         raise WorkspaceGone(f"workspace {job.workspace!r} does not exist")
     if row["outcome"] == "lost":
         log.warning("pipeline.lost_ownership", job=job.id, phase="extract-commit")
+        return
+    if row["outcome"] == "cut_off":  # an earlier claim's call may have been billed
+        job.phase = "stopped"
+        log.warning("pipeline.job_stopped", job=job.id, reason="call cut off earlier")
         return
     if row["outcome"] == "stopped":
         job.phase = "stopped"

@@ -120,8 +120,17 @@ class Pipeline:
         """Run a claimed job; returns the phase it ends in."""
         log.info("pipeline.job_claimed", job=job.id, phase=job.phase, claims=job.claims)
         try:
-            async with self.ctx.pool.acquire() as conn:
-                cut_off = await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
+            # An extraction resumed from its paid answer sends nothing: its commit checks the
+            # ledger itself, in the same statement. Anything else checks it first.
+            resumed = (
+                job.phase == "extract"
+                and "extract" in job.checkpoint
+                and self.ctx.config_matches(job)
+            )
+            cut_off = 0
+            if not resumed:
+                async with self.ctx.pool.acquire() as conn:
+                    cut_off = await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
             if cut_off:
                 # A process died during this job's call: the provider may have answered and
                 # billed it. Only an operator re-arms it (bot-memory retry).
