@@ -98,7 +98,9 @@ async def bench_idle_ticks(memory: Memory) -> dict[str, float]:
 
 
 async def history(memory: Memory, scope: Scope, n: int) -> None:
-    """n finished, extracted requests in one scope (messages and requests, bulk)."""
+    """n finished, extracted requests in one scope (messages and requests, bulk), with search
+    terms as ingress stores them (rows without are an old database's, which the worker fills
+    in a batch per tick: a one-off catch-up, not what a tick costs)."""
     await memory.store.pool.execute(
         "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT DO NOTHING", scope.workspace
     )
@@ -106,8 +108,9 @@ async def history(memory: Memory, scope: Scope, n: int) -> None:
         """
         WITH u AS (
             INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, speaker_id, role,
-                text, content_hash, sent_at)
-            SELECT $1, $2, 1, $3, $3, 'user', 'old question ' || g, 'h', now()
+                text, content_hash, sent_at, search)
+            SELECT $1, $2, 1, $3, $3, 'user', 'old question ' || g, 'h', now(),
+                to_tsvector('simple', 'old question ' || g)
             FROM generate_series(1, $4) g RETURNING id
         )
         INSERT INTO requests (workspace_id, scope_key, scope, user_message_id, status,
