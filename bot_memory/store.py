@@ -118,6 +118,50 @@ class ChatInfo:
     auto_delete_known: bool
 
 
+_GIVEN_USED = (
+    "used AS (UPDATE memory_records SET last_used_at = $5 WHERE workspace_id = $1"
+    " AND id = ANY($3::text[]) AND last_used_at < $5::timestamptz - interval '1 minute')"
+)
+_GIVEN_CITED = (
+    " UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
+    "citation_source_ids || $4::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
+    " unnest(recall_memory_ids || $3::text[])) WHERE workspace_id = $1 AND id = $2"
+)
+_GIVEN = "WITH " + _GIVEN_USED + _GIVEN_CITED
+_LEDGER_INSERT = """
+    INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider, model,
+        prompt_tokens, completion_tokens, cost_usd, outcome, detail, idempotency_key, closed_at)
+    VALUES ($1, $2, ${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6}, ${7}, ${8}, ${9}, now())
+    ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
+"""
+# The same with the tool call's line in the ledger ($6-$15, as `_ledger_values`): a replayed
+# call (the same key) is noted once, as record_usage does.
+_GIVEN_AND_NOTED = (
+    "WITH "
+    + _GIVEN_USED
+    + ", noted AS ("
+    + _LEDGER_INSERT.format(*range(6, 16))
+    + ")"
+    + _GIVEN_CITED
+)
+
+
+def _ledger_values(entry: UsageEntry) -> tuple[object, ...]:
+    """A ledger line's values after its workspace and request."""
+    return (
+        entry.job_id,
+        entry.kind,
+        entry.provider,
+        entry.model,
+        entry.prompt_tokens,
+        entry.completion_tokens,
+        Decimal(str(entry.cost_usd)),
+        entry.outcome,
+        entry.detail,
+        entry.idempotency_key,
+    )
+
+
 _RECORD = """
     WITH m AS (
         INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
@@ -520,28 +564,8 @@ class Store:
         """Append to the ledger and charge the request and workspace; False if a replay.
         (Billed model calls go through ledger.py's attempts; this is for tool calls and
         a host's own calls, recorded after the fact.)"""
-        insert = """
-            INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider,
-                model, prompt_tokens, completion_tokens, cost_usd, outcome, detail,
-                idempotency_key, closed_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now())
-            ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
-            RETURNING id
-        """
-        args = (
-            entry.workspace,
-            entry.request_id,
-            entry.job_id,
-            entry.kind,
-            entry.provider,
-            entry.model,
-            entry.prompt_tokens,
-            entry.completion_tokens,
-            Decimal(str(entry.cost_usd)),
-            entry.outcome,
-            entry.detail,
-            entry.idempotency_key,
-        )
+        insert = _LEDGER_INSERT.format(*range(3, 13)) + " RETURNING id"
+        args = (entry.workspace, entry.request_id, *_ledger_values(entry))
 
         async def write(c: asyncpg.Connection) -> bool:
             if not entry.cost_usd:  # nothing to charge: one statement
@@ -656,22 +680,26 @@ class Store:
         now: datetime,
         *,
         conn: asyncpg.Connection | None = None,
+        usage: UsageEntry | None = None,
     ) -> None:
         """Records a tool returned: they count as used (retention), as given to the request,
         and their sources enter its citation set (in the transaction that read them, when
-        given: an erasure then sees the citation, or the read does not see the record)."""
-        await (conn or self.pool).execute(
-            "WITH used AS (UPDATE memory_records SET last_used_at = $5 WHERE workspace_id = $1"
-            " AND id = ANY($3::text[]) AND last_used_at < $5::timestamptz - interval '1 minute')"
-            " UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
-            "citation_source_ids || $4::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
-            " unnest(recall_memory_ids || $3::text[])) WHERE workspace_id = $1 AND id = $2",
+        given: an erasure then sees the citation, or the read does not see the record).
+        `usage`: the tool call's line in the ledger (nothing charged), in the same statement."""
+        args: tuple[object, ...] = (
             source.scope.workspace,
             source.request_id,
             memory_ids,
             source_ids,
             now,
         )
+        statement = _GIVEN
+        if usage is not None:
+            if usage.cost_usd or (usage.workspace, usage.request_id) != args[:2]:
+                raise ValueError("only an uncharged line of this request rides along")
+            statement = _GIVEN_AND_NOTED
+            args += _ledger_values(usage)
+        await (conn or self.pool).execute(statement, *args)
 
     # --- recall -------------------------------------------------------------------------------
 

@@ -301,9 +301,11 @@ class ToolExecutor:
             cap = self._settings.query_max_source_ids
             shown = {r.id: shown_sources(r)[:cap] for r in found}
             cited = [sid for r in found for sid in shown[r.id]]
+            ids = [r.id for r in found]
             if found:
-                await self._store.given(ctx.source, [r.id for r in found], cited, now, conn=tx.conn)
-            await self._store.record_usage(usage, conn=tx.conn)
+                await self._store.given(ctx.source, ids, cited, now, conn=tx.conn, usage=usage)
+            else:
+                await self._store.record_usage(usage, conn=tx.conn)
         results = [
             {
                 "id": r.id,
