@@ -130,6 +130,23 @@ async def test_a_forget_that_must_read_what_was_said_takes_the_longer_way(
     assert stored.tombstones[SCOPE.key] == {mention.message_id, gone_message(gone)}
 
 
+async def checkpointed(memory: Memory) -> tuple[SourceMessage, jobs.Job]:
+    """A finished pair, planned and claimed as an extraction job whose model answer is
+    checkpointed: what runs from here is the commit."""
+    ctx = memory.pipeline.ctx
+    source = await said(memory, "we moved stand-up to half past nine")
+    await plan_due(ctx, NOW + timedelta(hours=1))
+    job = await jobs.claim_next(ctx.store.pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.phase == "extract"
+    answer = ExtractionOutput(
+        title="stand-up",
+        summary="Stand-up is at half past nine.",
+        source_ids=[s.id for s in job.snapshot.sources],
+    )
+    await jobs.save_checkpoint(ctx.store.pool, job, "extract", answer.model_dump())
+    return source, job
+
+
 def gone_message(record_id: str) -> int:
     return int(record_id.removeprefix("mem_n"))
 
@@ -138,16 +155,7 @@ async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
     ctx = memory.pipeline.ctx
     counting = CountingPool(ctx.store.pool)
     ctx.store.pool = counting  # type: ignore[assignment]
-    await said(memory, "we moved stand-up to half past nine")
-    await plan_due(ctx, NOW + timedelta(hours=1))
-    job = await jobs.claim_next(counting, lease_seconds=120, max_claims=3)  # type: ignore[arg-type]
-    assert job is not None and job.phase == "extract"
-    answer = ExtractionOutput(
-        title="stand-up",
-        summary="Stand-up is at half past nine.",
-        source_ids=[s.id for s in job.snapshot.sources],
-    )
-    await jobs.save_checkpoint(counting, job, "extract", answer.model_dump())  # type: ignore[arg-type]
+    _, job = await checkpointed(memory)
     await counting.taken()
     assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "done"
     # Calls of the job cut off by a crash become unknown in the same statement (nothing is sent
@@ -164,18 +172,8 @@ async def test_a_checkpointed_extraction_with_a_call_cut_off_stops_for_an_operat
     """An attempt of the job still pending when it resumes from its checkpoint was cut off by a
     process that died: the commit makes it unknown, charged its reservation, and the job stops
     instead of committing."""
-    ctx = memory.pipeline.ctx
     pool = memory.store.pool
-    source = await said(memory, "we moved stand-up to half past nine")
-    await plan_due(ctx, NOW + timedelta(hours=1))
-    job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
-    assert job is not None and job.phase == "extract"
-    answer = ExtractionOutput(
-        title="stand-up",
-        summary="Stand-up is at half past nine.",
-        source_ids=[s.id for s in job.snapshot.sources],
-    )
-    await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+    source, job = await checkpointed(memory)
     request_id = await pool.fetchval(
         "SELECT id FROM requests WHERE user_message_id = $1", source.message_id
     )
@@ -423,17 +421,8 @@ async def test_an_extraction_whose_source_changed_during_the_call_stops_at_commi
 ) -> None:
     """Migration 017 ends the job as done while checking its ownership; a commit that finds its
     input changed writes the stop over that, leaving the job as a stop always did."""
-    ctx, pool = memory.pipeline.ctx, memory.store.pool
-    source = await said(memory, "we moved stand-up to half past nine")
-    await plan_due(ctx, NOW + timedelta(hours=1))
-    job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
-    assert job is not None and job.phase == "extract"
-    answer = ExtractionOutput(
-        title="stand-up",
-        summary="Stand-up is at half past nine.",
-        source_ids=[s.id for s in job.snapshot.sources],
-    )
-    await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+    pool = memory.store.pool
+    source, job = await checkpointed(memory)
     await pool.execute(  # edited while the answer was being written (nothing stopped the job)
         "UPDATE messages SET content_hash = 'changed' WHERE id = $1", source.message_id
     )
