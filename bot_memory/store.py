@@ -20,6 +20,16 @@ from bot_memory.lookup import find_records
 from bot_memory.scopes import Scope
 from bot_memory.search import text_vector
 from bot_memory.state import MemoryRecord, RecallRow, content_hash, source_id
+from bot_memory.statements import (
+    CLOSE,
+    GIVEN,
+    GIVEN_AND_NOTED,
+    LEDGER_INSERT,
+    RECORD,
+    RESCHEDULE,
+    closing_args,
+    ledger_values,
+)
 from bot_memory.workspace import (
     Limits,
     WorkspaceTx,
@@ -33,7 +43,6 @@ RequestStatus = Literal[
     "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
 ]
 OPEN_STATUSES = ("queued", "running", "awaiting_approval")
-CLOSED_STATUSES = ("succeeded", "failed", "unanswered")
 
 
 @dataclass(frozen=True)
@@ -116,71 +125,6 @@ class ChatInfo:
     bot_active: bool
     auto_delete_seconds: int | None
     auto_delete_known: bool
-
-
-_GIVEN_USED = (
-    "used AS (UPDATE memory_records SET last_used_at = $5 WHERE workspace_id = $1"
-    " AND id = ANY($3::text[]) AND last_used_at < $5::timestamptz - interval '1 minute')"
-)
-_GIVEN_CITED = (
-    " UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
-    "citation_source_ids || $4::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
-    " unnest(recall_memory_ids || $3::text[])) WHERE workspace_id = $1 AND id = $2"
-)
-_GIVEN = "WITH " + _GIVEN_USED + _GIVEN_CITED
-_LEDGER_INSERT = """
-    INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider, model,
-        prompt_tokens, completion_tokens, cost_usd, outcome, detail, idempotency_key, closed_at)
-    VALUES ($1, $2, ${0}, ${1}, ${2}, ${3}, ${4}, ${5}, ${6}, ${7}, ${8}, ${9}, now())
-    ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
-"""
-# The same with the tool call's line in the ledger ($6-$15, as `_ledger_values`): a replayed
-# call (the same key) is noted once, as record_usage does.
-_GIVEN_AND_NOTED = (
-    "WITH "
-    + _GIVEN_USED
-    + ", noted AS ("
-    + _LEDGER_INSERT.format(*range(6, 16))
-    + ")"
-    + _GIVEN_CITED
-)
-
-
-def _ledger_values(entry: UsageEntry) -> tuple[object, ...]:
-    """A ledger line's values after its workspace and request."""
-    return (
-        entry.job_id,
-        entry.kind,
-        entry.provider,
-        entry.model,
-        entry.prompt_tokens,
-        entry.completion_tokens,
-        Decimal(str(entry.cost_usd)),
-        entry.outcome,
-        entry.detail,
-        entry.idempotency_key,
-    )
-
-
-_RECORD = """
-    WITH m AS (
-        INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
-            telegram_message_id, speaker_id, role, text, content_hash, language, sent_at,
-            retain_until, search)
-        SELECT $1, $2, $3, $4, $5, $6, $7, 'user', $8, $9, $10, $11,
-            least($12::timestamptz, $11::timestamptz + make_interval(secs => (
-                SELECT auto_delete_seconds FROM chats
-                WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0))),
-            $15::tsvector
-        ON CONFLICT (workspace_id, bot_id, chat_id, telegram_message_id)
-            WHERE telegram_message_id IS NOT NULL DO NOTHING
-        RETURNING id
-    )
-    INSERT INTO requests (workspace_id, scope_key, scope, user_message_id, status, budget_usd,
-        speaker_id)
-    SELECT $1, $2, $13::jsonb, m.id, 'queued', $14, $7 FROM m
-    RETURNING id, user_message_id
-"""
 
 
 class Store:
@@ -303,10 +247,10 @@ class Store:
         if scope.workspace not in self._known_workspaces:
             await self._ensure_workspace(scope.workspace)
         try:
-            row = await self.pool.fetchrow(_RECORD, *args)
+            row = await self.pool.fetchrow(RECORD, *args)
         except asyncpg.ForeignKeyViolationError:  # purged meanwhile: a new message starts over
             await self._ensure_workspace(scope.workspace)
-            row = await self.pool.fetchrow(_RECORD, *args)
+            row = await self.pool.fetchrow(RECORD, *args)
         if row is None:
             return None
         return SourceMessage(
@@ -465,8 +409,8 @@ class Store:
         nothing answered. Each request closes once (the first closing of it counts); returns the
         IDs closed now."""
         closed = await self.pool.fetch(
-            _CLOSE,
-            *_closing_args(closings, idle_seconds),
+            CLOSE,
+            *closing_args(closings, idle_seconds),
         )
         return [r["id"] for r in closed]
 
@@ -564,8 +508,8 @@ class Store:
         """Append to the ledger and charge the request and workspace; False if a replay.
         (Billed model calls go through ledger.py's attempts; this is for tool calls and
         a host's own calls, recorded after the fact.)"""
-        insert = _LEDGER_INSERT.format(*range(3, 13)) + " RETURNING id"
-        args = (entry.workspace, entry.request_id, *_ledger_values(entry))
+        insert = LEDGER_INSERT.format(*range(3, 13)) + " RETURNING id"
+        args = (entry.workspace, entry.request_id, *ledger_values(entry))
 
         async def write(c: asyncpg.Connection) -> bool:
             if not entry.cost_usd:  # nothing to charge: one statement
@@ -693,12 +637,12 @@ class Store:
             source_ids,
             now,
         )
-        statement = _GIVEN
+        statement = GIVEN
         if usage is not None:
             if usage.cost_usd or (usage.workspace, usage.request_id) != args[:2]:
                 raise ValueError("only an uncharged line of this request rides along")
-            statement = _GIVEN_AND_NOTED
-            args += _ledger_values(usage)
+            statement = GIVEN_AND_NOTED
+            args += ledger_values(usage)
         await (conn or self.pool).execute(statement, *args)
 
     # --- recall -------------------------------------------------------------------------------
@@ -710,69 +654,6 @@ class Store:
             scope.key,
         )
         return None if raw is None else RecallRow.model_validate_json(raw)
-
-
-# A scope seen again: its activity and due time only move forward.
-_RESCHEDULE = """
-    ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
-        last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
-        due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at),
-        wakes = memory_scopes.wakes + 1
-"""
-
-
-def _sql_list(values: tuple[str, ...]) -> str:
-    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
-
-
-# Close requests that have nothing to keep and schedule their scopes ($1-$5 arrays from
-# `_closing_args`, $6 the idle window). Each request closes once: one no longer open is left.
-_CLOSE = f"""
-    WITH given AS (
-        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],
-            $4::timestamptz[], $5::text[]) AS g(id, status, error, at, kind)
-    ), closed AS (
-        UPDATE requests r SET status = g.status, error = g.error, updated_at = now(),
-            finished_at = g.at, kind = coalesce(g.kind, r.kind)
-        FROM given g
-        -- Open, said as "not closed": the open statuses would let the planner walk a partial
-        -- index of open requests (its dead entries included) instead of looking up the IDs.
-        WHERE r.id = g.id AND r.status NOT IN {_sql_list(CLOSED_STATUSES)}
-        RETURNING r.id, r.workspace_id, r.scope_key, r.scope, g.at
-    ), per_scope AS (
-        -- one row per scope: an upsert may not touch a row twice in one statement
-        SELECT DISTINCT ON (workspace_id, scope_key) * FROM closed
-        ORDER BY workspace_id, scope_key, at DESC
-    ), scheduled AS (
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id,
-            user_id, topic_id, last_activity, due_at, suspended)
-        SELECT c.workspace_id, c.scope_key, c.scope->>'kind',
-            (c.scope->>'bot_id')::bigint, (c.scope->>'chat_id')::bigint,
-            (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, c.at,
-            c.at + make_interval(secs => $6),
-            coalesce((SELECT NOT h.bot_active FROM chats h
-                      WHERE h.bot_id = (c.scope->>'bot_id')::bigint
-                      AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
-        FROM per_scope c
-        {_RESCHEDULE}
-    )
-    SELECT id FROM closed
-"""
-
-
-def _closing_args(closings: list[Closing], idle_seconds: float) -> tuple[object, ...]:
-    first: dict[int, Closing] = {}
-    for c in closings:
-        first.setdefault(c.request_id, c)  # the first closing of a request counts
-    rows = list(first.values())
-    return (
-        [c.request_id for c in rows],
-        [c.status for c in rows],
-        [c.error for c in rows],
-        [c.at for c in rows],
-        [c.kind for c in rows],
-        idle_seconds,
-    )
 
 
 async def schedule_scope(
@@ -791,7 +672,7 @@ async def schedule_scope(
             coalesce((SELECT NOT bot_active FROM chats WHERE bot_id = $4 AND chat_id = $5),
                 false))
         """
-        + _RESCHEDULE,
+        + RESCHEDULE,
         scope.workspace,
         scope.key,
         scope.kind,

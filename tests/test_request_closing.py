@@ -14,7 +14,8 @@ from aiogram.types import Message
 from bot_memory.closing import RequestCloser
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.store import _CLOSE, Closing, Store, _closing_args
+from bot_memory.statements import CLOSE, closing_args
+from bot_memory.store import Closing, Store
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import running_bot
 from tests.statement_log import CountingPool
@@ -197,8 +198,8 @@ async def test_a_closing_looks_its_requests_up_by_id_when_many_are_open(memory: 
     await store.pool.execute("ANALYZE requests")
     busy = await record(1500, 1000)
     plan = await store.pool.fetchval(
-        "EXPLAIN (FORMAT JSON) " + _CLOSE,
-        *_closing_args([Closing(busy[-1], "unanswered", now)], 60.0),
+        "EXPLAIN (FORMAT JSON) " + CLOSE,
+        *closing_args([Closing(busy[-1], "unanswered", now)], 60.0),
     )
     scans = _index_scans(json.loads(plan)[0]["Plan"])
     assert scans == ["requests_id_idx"], scans
