@@ -198,9 +198,29 @@ async def test_english_light_list_search_forget_switch_and_export(app: Served) -
     await expect(cards.first.locator("h3")).to_have_text("I moved to Lisbon in May")
     await page.fill("#query", "zebra")
     await page.click("#search-go")
+    await expect(page.locator("#empty")).to_be_visible()
     await expect(page.locator("#empty")).to_have_text("No memory matches that.")
     await page.click("#search-clear")
     await expect(cards).to_have_count(6)
+    # Cleared while a search is still loading: the clear wins, the late answer is dropped (the
+    # clear used to be ignored while anything loaded, leaving the old search's list).
+    held = asyncio.Event()
+
+    async def hold(route: Any) -> None:
+        await held.wait()
+        await route.continue_()
+
+    await page.route("**/api/memories?*q=mochi*", hold)
+    await page.fill("#query", "mochi")
+    await page.click("#search-go")
+    await page.click("#search-clear")
+    await expect(cards).to_have_count(6)
+    async with page.expect_response(lambda r: "q=mochi" in r.url):
+        held.set()
+    await page.evaluate("() => new Promise((done) => setTimeout(done, 100))")  # it lands
+    await expect(cards).to_have_count(6)
+    await expect(page.locator("#query")).to_have_value("")
+    await page.unroute("**/api/memories?*q=mochi*")
 
     # Forget two with a preview of everything that goes with them, then confirm.
     await cards.filter(has_text="Ada adopted Tofu").locator("input").check()

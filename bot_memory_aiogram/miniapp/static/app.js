@@ -16,7 +16,7 @@
 
   let S = {}; // strings, in the user's language, from the bot's own Fluent files
   let session = null;
-  const state = { records: [], query: "", enabled: true, selected: new Set(), busy: false };
+  const state = { records: [], query: "", enabled: true, selected: new Set(), busy: false, loads: 0 };
   let backHandler = null;
 
   // --- Telegram: theme, viewport, back button, haptics ---------------------------------------
@@ -192,24 +192,34 @@
     haptic("error");
   }
 
+  // An action that changes something runs once at a time (a second press while it runs is
+  // dropped); a search or a clear always runs, and the newest list wins (see load).
   async function run(action) {
     if (state.busy) return;
     state.busy = true;
     try {
+      await attempt(action);
+    } finally {
+      state.busy = false;
+    }
+  }
+
+  async function attempt(action) {
+    try {
       await action();
     } catch (error) {
       notice(error instanceof ApiError ? error.message : String(error), true);
-    } finally {
-      state.busy = false;
     }
   }
 
   // --- what the page does ------------------------------------------------------------------
 
   async function load(append) {
+    const ticket = ++state.loads;
     const offset = append ? state.records.length : 0;
     const query = state.query ? "&q=" + encodeURIComponent(state.query) : "";
     const data = await api("api/memories?offset=" + offset + query);
+    if (ticket !== state.loads) return; // a newer search or clear was asked for meanwhile
     if (!append) {
       state.records = [];
       $("list").replaceChildren();
@@ -246,7 +256,7 @@
     state.query = $("query").value.trim();
     $("search-clear").hidden = !state.query;
     setBack(state.query ? clearSearch : null);
-    await run(() => load(false));
+    await attempt(() => load(false));
   }
 
   async function clearSearch() {
@@ -254,7 +264,7 @@
     state.query = "";
     $("search-clear").hidden = true;
     setBack(null);
-    await run(() => load(false));
+    await attempt(() => load(false));
   }
 
   async function openPreview() {
