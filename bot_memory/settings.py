@@ -84,8 +84,10 @@ class MemorySettings(BaseSettings):
     # Any other request still open this long was lost with its process: it stops holding too.
     request_timeout_seconds: float = 900.0
     # Requests closed with nothing to keep (unanswered, failed) are written together, one
-    # statement for all closed within this long, off the handler's path.
-    request_close_linger_seconds: float = 0.01
+    # statement for all closed within this long, off the handler's path. Each batch is a commit
+    # that contends with ingress's own; memory reads these closings minutes later (the idle
+    # window), and one a crash loses is closed by the request timeout.
+    request_close_linger_seconds: float = 0.1
     # An answer a handler returns (`return message.answer(...)`) that has not gone through the
     # bot's session this long after the handler went in a webhook's HTTP response: its request
     # is closed with the method's text.
