@@ -23,8 +23,9 @@ from tests.statement_log import CountingPool
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
 
 
-def returning(memory: Memory) -> Dispatcher:
-    dp = Dispatcher()
+def returning(memory: Memory, dp: Dispatcher | None = None) -> Dispatcher:
+    """Memory set up on `dp` (a fresh one by default), and a handler that returns its answer."""
+    dp = dp or Dispatcher()
     setup(dp, memory)
 
     @dp.message(F.text)
@@ -109,13 +110,7 @@ def returning_behind_a_slow_middleware(memory: Memory) -> Dispatcher:
         return result
 
     dp.update.outer_middleware(commits_after)
-    setup(dp, memory)
-
-    @dp.message(F.text)
-    async def echo(message: Message) -> object:
-        return message.answer(f"you said: {message.text}")
-
-    return dp
+    return returning(memory, dp)
 
 
 async def test_a_returned_answer_sent_after_a_hosts_middleware_is_what_telegram_returned() -> None:
