@@ -380,8 +380,7 @@ def _settings_errors(
     """One line per bad setting, named as the environment names it (a settings file as the
     user gave it: `--settings` when it came from the command line)."""
     if isinstance(exc, SettingsFileError):
-        line = str(exc)
-        return [line.replace(SETTINGS_FILE_VARIABLE, "--settings", 1) if file_flag else line]
+        return [f"--settings: {exc.detail}" if file_flag else str(exc)]
     lines = []
     for error in exc.errors():
         name = ".".join(str(part) for part in error["loc"])

@@ -24,7 +24,12 @@ TABLE = "bot_memory"
 
 
 class SettingsFileError(ValueError):
-    """The settings file is missing, or names a setting that does not exist."""
+    """The settings file is missing, or names a setting that does not exist. `detail` says
+    what, without naming how the file was given (the command line names its flag)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{SETTINGS_FILE_VARIABLE}: {detail}")
+        self.detail = detail
 
 
 def settings_file_source(settings_cls: type[BaseSettings]) -> PydanticBaseSettingsSource | None:
@@ -34,7 +39,7 @@ def settings_file_source(settings_cls: type[BaseSettings]) -> PydanticBaseSettin
         return None
     path = Path(named).expanduser()
     if not path.is_file():
-        raise SettingsFileError(f"{SETTINGS_FILE_VARIABLE} names {path}, which is not a file")
+        raise SettingsFileError(f"{path} is not a file")
     if path.suffix.lower() == ".toml":
         return TomlSettings(settings_cls, path)
     return DotEnvSettingsSource(settings_cls, env_file=path)
@@ -55,9 +60,7 @@ class TomlSettings(PydanticBaseSettingsSource):
         for key, value in items.items():
             field = names.get(key.lower())
             if field is None:
-                raise SettingsFileError(
-                    f"{SETTINGS_FILE_VARIABLE}: {path} has no setting named {key!r}"
-                )
+                raise SettingsFileError(f"{path} has no setting named {key!r}")
             self.values[field] = value
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
