@@ -37,17 +37,17 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.types import Message, Update
 
-from bot_memory.access import Membership, MemberStatus, Requester
-from bot_memory.control import forget_record
+from bot_memory.access.gate import Membership, MemberStatus, Requester
+from bot_memory.control.actions import forget_record
 from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.pipeline.prompts import ExtractionOutput
-from bot_memory.retention import expire_due
+from bot_memory.records import MemoryRecord, SourceRef
+from bot_memory.retention.sweeps import expire_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import MemoryRecord, SourceRef
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import BotAPIEmulator
 

@@ -31,10 +31,10 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from bench_memory import fill, update
 
+from bot_memory.agent.tools import ToolContext
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.tools import ToolContext
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import BotAPIEmulator
 

@@ -1,4 +1,4 @@
-"""Benchmark for bot_memory.redaction.redact.
+"""Benchmark for bot_memory.redaction.patterns.redact.
 
 Run: ``.venv/bin/python bench/bench_redaction.py``
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot_memory.redaction import REDACTED, redact
+from bot_memory.redaction.patterns import REDACTED, redact
 
 _TARGET_BYTES = 1_000_000
 _ADVERSARIAL_CHARS = 100_000

@@ -1,10 +1,31 @@
-"""`python -m bot_memory <command>`: the same as the installed `bot-memory` script."""
+"""`python -m bot_memory <command>` and the installed `bot-memory` script.
+
+The one place the core meets the aiogram adapter: `run` and `demo` are the adapter's, and the
+rest of the command line is the core's (`bot_memory.cli`)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from bot_memory.cli import main
+from bot_memory.cli.commands import main as command_line
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bot_memory_aiogram.app import main as run
+
+    return run()
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from bot_memory_aiogram.demo import main as demo
+
+    return demo(serve=args.serve, port=args.port)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_line(argv, adapter={"run": _run, "demo": _demo})
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,30 +18,38 @@ from typing import Self, cast
 
 import asyncpg
 
-from bot_memory import control, retention, tenancy
-from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester
-from bot_memory.agent import ReferenceAgent
-from bot_memory.closing import RequestCloser
-from bot_memory.control import ControlResult
-from bot_memory.database import Database, is_connection_error
+from bot_memory.access import tenancy
+from bot_memory.access.gate import Access, CanRead, Gate, Membership, MembershipCache, Requester
+from bot_memory.agent.reference import ReferenceAgent
+from bot_memory.agent.tools import ToolContext, ToolExecutor
+from bot_memory.agent.turn import Turn
+from bot_memory.control import actions as control
+from bot_memory.control.actions import ControlResult
+from bot_memory.ingress.closing import RequestCloser
+from bot_memory.ingress.text import storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline.agreement import pipeline_settings
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.jobs import record_bot_pin, stop_jobs_touching
+from bot_memory.pipeline.jobs import record_bot_pin
+from bot_memory.pipeline.priority import GatedPool, RequestsFirst
 from bot_memory.pipeline.worker import Pipeline, Worker
-from bot_memory.priority import GatedPool, RequestsFirst
-from bot_memory.recall import RecallContext, denied, render, unreadable_entries
+from bot_memory.retention import sweeps as retention
+from bot_memory.retention.verify import After, Trace, find_traces
+from bot_memory.retrieval.recall import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
-from bot_memory.storable import storable
-from bot_memory.store import ChatInfo, Closing, RequestStatus, SourceMessage, Store
-from bot_memory.tools import ToolContext, ToolExecutor
-from bot_memory.traces import After, Trace, find_traces
-from bot_memory.turn import Turn
-from bot_memory.workspace import Limits, WorkspaceGone, WorkspaceTx, rebuild_missing_recall
+from bot_memory.storage.database import Database, is_connection_error
+from bot_memory.storage.store import ChatInfo, Closing, RequestStatus, SourceMessage, Store
+from bot_memory.storage.workspace import (
+    Limits,
+    WorkspaceGone,
+    WorkspaceTx,
+    rebuild_missing_recall,
+    stop_jobs_touching,
+)
 
 log = get_logger(__name__)
 

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from bot_memory.database import apply_migrations
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory.storage.database import apply_migrations
 from bot_memory_aiogram.testing import FakeOpenAI
 
 # One template per pytest-xdist worker: two workers may share a TEST_DATABASE_URL server.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from bot_memory.access import Membership
-from bot_memory.control import ControlResult
+from bot_memory.access.gate import Membership
+from bot_memory.control.actions import ControlResult
 from bot_memory.intents import recognize
 from bot_memory.service import Memory
-from bot_memory.store import SourceMessage
-from bot_memory.workspace import WorkspaceView
+from bot_memory.storage.store import SourceMessage
+from bot_memory.storage.workspace import WorkspaceView
 
 ADMIN = Membership(member=True, admin=True, reason="test-admin")
 MEMBER = Membership(member=True, admin=False, reason="test-member")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot_memory import cli
+from bot_memory.cli import commands as cli
 from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory

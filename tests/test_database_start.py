@@ -14,9 +14,9 @@ import asyncpg
 import psutil
 import pytest
 
-from bot_memory.database import DatabaseUnavailable, DatabaseUrlInvalid, EmbeddedPostgres
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory.storage.database import DatabaseUnavailable, DatabaseUrlInvalid, EmbeddedPostgres
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ def test_the_command_line_says_one_line_for_a_malformed_database_url(command: st
 HOLDER = """
 import asyncio, logging, sys
 from pathlib import Path
-from bot_memory.database import EmbeddedPostgres
+from bot_memory.storage.database import EmbeddedPostgres
 
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
 

@@ -6,15 +6,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot_memory.database import Database, DatabaseUnavailable
 from bot_memory.models.base import ModelError
 from bot_memory.models.openai_compat import OpenAICompatibleModel
 from bot_memory.pipeline.prompts import ExtractionOutput
+from bot_memory.retention.verify import find_traces
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.store import UsageEntry
-from bot_memory.traces import find_traces
+from bot_memory.storage.database import Database, DatabaseUnavailable
+from bot_memory.storage.store import UsageEntry
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 
@@ -287,7 +287,7 @@ def test_a_connection_cut_mid_operation_counts_as_the_database_away() -> None:
     answer's record is retried on another connection rather than given up at once."""
     import asyncpg
 
-    from bot_memory.database import is_connection_error
+    from bot_memory.storage.database import is_connection_error
 
     assert is_connection_error(
         asyncpg.InternalClientError(

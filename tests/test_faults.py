@@ -22,13 +22,14 @@ from typing import Any
 import asyncpg
 import pytest
 
-from bot_memory import ledger, operator
+from bot_memory.access.tenancy import default_workspace
+from bot_memory.billing import ledger
+from bot_memory.cli import operations as operator
 from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.tenancy import default_workspace
 from tests.conftest import make_settings
 from tests.e2e import running, wait_until
 from tests.fake_openai import FakeOpenAI

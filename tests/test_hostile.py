@@ -74,7 +74,7 @@ async def test_bytes_the_database_refuses_are_cleaned_and_answered(text: str) ->
             "SELECT text, content_hash FROM messages WHERE role = 'user'"
         )
         assert "\x00" not in stored["text"] and "\ud83d" not in stored["text"]
-        from bot_memory.state import content_hash
+        from bot_memory.records import content_hash
 
         assert stored["content_hash"] == content_hash(stored["text"])  # hashed as stored
 

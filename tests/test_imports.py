@@ -121,9 +121,9 @@ def _reached(start: str) -> set[str]:
 def test_the_reader_sees_the_package_layout() -> None:
     # A check that can fail: the reader finds the modules and the imports it should.
     assert "bot_memory_aiogram.testing.emulator.server" in MODULES
-    assert "bot_memory.service" not in GRAPH["bot_memory.turn"]
-    assert "bot_memory.turn" in GRAPH["bot_memory.service"]
-    assert "bot_memory_aiogram.demo" not in GRAPH["bot_memory.cli"]  # inside main() only
+    assert "bot_memory.service" not in GRAPH["bot_memory.agent.turn"]
+    assert "bot_memory.agent.turn" in GRAPH["bot_memory.service"]
+    assert "bot_memory_aiogram.demo" not in GRAPH["bot_memory.cli.commands"]  # inside main() only
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

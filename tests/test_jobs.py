@@ -15,7 +15,7 @@ from bot_memory.pipeline.worker import Pipeline
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.workspace import WorkspaceView
+from bot_memory.storage.workspace import WorkspaceView
 from tests.helpers import view
 
 

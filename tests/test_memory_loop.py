@@ -11,8 +11,8 @@ from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.store import SourceMessage
-from bot_memory.workspace import WorkspaceView
+from bot_memory.storage.store import SourceMessage
+from bot_memory.storage.workspace import WorkspaceView
 from tests.helpers import ADMIN, MEMBER, view
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1001, user_id=1001)

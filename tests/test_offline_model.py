@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from bot_memory.models.base import StructuredOutput
+from bot_memory.models.base import EXTRACTION, StructuredOutput
 from bot_memory.models.offline import OfflineModel
-from bot_memory.pipeline.prompts import EXTRACTION, extraction_messages
+from bot_memory.pipeline.prompts import extraction_messages
 
 
 async def extract(texts: list[str]) -> dict[str, object]:

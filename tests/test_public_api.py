@@ -15,9 +15,9 @@ import pytest
 import bot_memory
 import bot_memory_aiogram
 import bot_memory_aiogram.testing
+from bot_memory.agent.tools import ToolContext
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.tools import ToolContext
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-9, topic_id=0)

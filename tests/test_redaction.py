@@ -1,4 +1,4 @@
-"""Tests for bot_memory.redaction.
+"""Tests for bot_memory.redaction.patterns.
 
 Every credential below is GENERATED at import time from a seeded PRNG and assembled by
 concatenation, so no literal that is or looks like a real credential lives in this file.
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_memory.redaction import REDACTED, redact, redact_value
+from bot_memory.redaction.patterns import REDACTED, redact, redact_value
 from tests.token_builders import crc32_token
 
 # ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from bot_memory.redaction import REDACTED, redact, redact_sequence
+from bot_memory.redaction.patterns import REDACTED, redact, redact_sequence
 from tests.redaction_cases import LOOKALIKE_CASES, SECRET_CASES, Case
 from tests.secret_corpus import FAMILIES
 from tests.token_builders import ALNUM, B64URL, LOWER, UPPER, b64url, crc32_token, p, rand

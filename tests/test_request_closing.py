@@ -11,11 +11,11 @@ from typing import Any
 from aiogram import Dispatcher, F
 from aiogram.types import Message
 
-from bot_memory.closing import RequestCloser
+from bot_memory.ingress.closing import RequestCloser
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.statements import CLOSE, closing_args
-from bot_memory.store import Closing, Store
+from bot_memory.storage.statements import CLOSE, closing_args
+from bot_memory.storage.store import Closing, Store
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import running_bot
 from tests.statement_log import CountingPool

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot_memory.priority import GatedPool, RequestsFirst
+from bot_memory.pipeline.priority import GatedPool, RequestsFirst
 from bot_memory.service import Memory
 
 

@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from bot_memory import cli
-from bot_memory.access import Membership
-from bot_memory.control import forget_record
+from bot_memory.access.gate import Membership
+from bot_memory.access.tenancy import default_workspace
+from bot_memory.agent.tools import ToolContext
+from bot_memory.cli import commands as cli
+from bot_memory.control.actions import forget_record
 from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
+from bot_memory.retention.verify import find_traces
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.store import SourceMessage
-from bot_memory.tenancy import default_workspace
-from bot_memory.tools import ToolContext
-from bot_memory.traces import find_traces
+from bot_memory.storage.store import SourceMessage
 from tests.conftest import make_settings
 from tests.e2e import running, wait_until
 from tests.fake_openai import FakeOpenAI

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from bot_memory.agent.tools import ToolContext
+from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.scopes import Scope
-from bot_memory.search import keywords, parse_query, record_vector, terms
 from bot_memory.service import Memory
-from bot_memory.state import MemoryRecord, SourceRef, new_memory_id
-from bot_memory.store import SourceMessage
-from bot_memory.tools import ToolContext
+from bot_memory.storage.store import SourceMessage
+from bot_memory.terms import keywords, parse_query, record_vector, terms
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=5, user_id=5)
 OTHER = Scope(workspace="test", bot_id=42, kind="private", chat_id=6, user_id=6)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bot_memory import cli
+from bot_memory.cli import commands as cli
 from bot_memory.settings import MemorySettings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from bot_memory.access import ItemView, Requester
+from bot_memory.access.gate import ItemView, Requester
+from bot_memory.agent.tools import ToolContext
+from bot_memory.records import MemoryRecord, SourceRef
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.state import MemoryRecord, SourceRef
-from bot_memory.store import SourceMessage
-from bot_memory.tools import ToolContext
+from bot_memory.storage.store import SourceMessage
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import ADMIN, act, view

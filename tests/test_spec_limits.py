@@ -10,18 +10,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot_memory.agent.tools import ToolContext
 from bot_memory.pipeline.prompts import (
     ConsolidationOutput,
     ExtractionOutput,
     validate_consolidation,
     validate_extraction,
 )
+from bot_memory.records import MemoryRecord, SourceRef
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import MemoryRecord, SourceRef
-from bot_memory.store import SourceMessage
-from bot_memory.tools import ToolContext
+from bot_memory.storage.store import SourceMessage
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import view

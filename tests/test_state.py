@@ -5,9 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from bot_memory.recall import render
-from bot_memory.scopes import Scope
-from bot_memory.state import (
+from bot_memory.records import (
     MemoryRecord,
     ScopeIndex,
     ScopeState,
@@ -17,6 +15,8 @@ from bot_memory.state import (
     forget_closure,
     prune_plan,
 )
+from bot_memory.retrieval.recall import render
+from bot_memory.scopes import Scope
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 SCOPE = Scope(workspace="w", bot_id=1, kind="private", chat_id=5, user_id=5)
@@ -124,7 +124,7 @@ def test_what_was_said_while_off_stays_off() -> None:
 
 
 def test_a_forget_subject_names_whole_words() -> None:
-    from bot_memory.control import mentions
+    from bot_memory.control.actions import mentions
 
     assert not mentions("my favourite food is pasta", "the past")  # "past" is not "pasta"
     assert not mentions("my favourite food is pasta", "past")

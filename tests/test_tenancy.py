@@ -12,12 +12,12 @@ from typing import Any
 import asyncpg
 from aiogram.types import Chat, User
 
-from bot_memory.database import apply_migrations
+from bot_memory.access.tenancy import default_workspace
 from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.tenancy import default_workspace
+from bot_memory.storage.database import apply_migrations
 from tests.conftest import make_settings, with_database
 from tests.e2e import Env, running, wait_until
 from tests.helpers import view
@@ -215,7 +215,7 @@ async def test_a_legacy_single_workspace_is_split_per_chat(pg_server_url: str) -
     try:
         from importlib.resources import files
 
-        first = (files("bot_memory") / "migrations" / "001_schema.sql").read_text()
+        first = (files("bot_memory.storage") / "migrations" / "001_schema.sql").read_text()
         await conn.execute(first)
         await conn.execute(
             "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from bot_memory.access import ItemView, Membership, MemberStatus, Requester
+from bot_memory.access.gate import ItemView, Membership, MemberStatus, Requester
+from bot_memory.agent.tools import ToolContext
 from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.store import SourceMessage
-from bot_memory.tools import ToolContext
+from bot_memory.storage.store import SourceMessage
 from tests.conftest import make_settings
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import ADMIN, MEMBER, act, view

@@ -10,7 +10,7 @@ import pytest
 from aiogram import Dispatcher, F, Router
 from aiogram.types import Message
 
-from bot_memory import cli
+from bot_memory.cli import commands as cli
 from bot_memory.intents import recognize
 from bot_memory.pipeline.serving import Pin, lacks, planned_pin, verdict
 from bot_memory.scopes import Scope

@@ -13,21 +13,21 @@ from decimal import Decimal
 
 import pytest
 
-from bot_memory import ledger
-from bot_memory.access import Membership
-from bot_memory.control import forget_record, note_id, switch
+from bot_memory.access.gate import Membership
+from bot_memory.agent.tools import ToolContext
+from bot_memory.billing import ledger
+from bot_memory.control.actions import forget_record, note_id, switch
 from bot_memory.intents import recognize
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.pipeline.prompts import ExtractionOutput
-from bot_memory.retention import expire_due, shorten
+from bot_memory.records import RecallRow, build_recall_row
+from bot_memory.retention.sweeps import expire_due, shorten
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import RecallRow, build_recall_row
-from bot_memory.store import SourceMessage
-from bot_memory.tools import ToolContext
-from bot_memory.workspace import WorkspaceView
+from bot_memory.storage.store import SourceMessage
+from bot_memory.storage.workspace import WorkspaceView
 from tests.helpers import view
 from tests.statement_log import CountingPool
 

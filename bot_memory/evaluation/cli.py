@@ -22,13 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot_memory.database import DatabaseUnavailable
 from bot_memory.evaluation import formats, report
 from bot_memory.evaluation.baselines import DEFAULT_CONTEXT_BYTES
 from bot_memory.evaluation.formats import DatasetError
 from bot_memory.evaluation.harness import Options, SharedDatabase, evaluate
 from bot_memory.evaluation.judge import Judge, JudgeUnavailable
 from bot_memory.settings import MemorySettings
+from bot_memory.storage.database import DatabaseUnavailable
 
 DEFAULT_OUT = "eval-out"
 HELP = "evaluate memory on a dataset (LoCoMo, LongMemEval or JSON Lines) against baselines"

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot_memory.agent.tools import ToolContext
 from bot_memory.evaluation import baselines, scoring
 from bot_memory.evaluation.baselines import DEFAULT_CONTEXT_BYTES
 from bot_memory.evaluation.formats import Conversation, Dataset, Forget, Question
@@ -56,15 +57,14 @@ from bot_memory.evaluation.results import (
 )
 from bot_memory.intents import recognize
 from bot_memory.models.base import ModelError
-from bot_memory.recall import RecallContext
+from bot_memory.records import MemoryRecord, message_id_of
+from bot_memory.retrieval.recall import RecallContext
 from bot_memory.scopes import Scope
-from bot_memory.search import keywords
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.state import MemoryRecord, message_id_of
-from bot_memory.store import SourceMessage
-from bot_memory.tools import ToolContext
-from bot_memory.workspace import WorkspaceView
+from bot_memory.storage.store import SourceMessage
+from bot_memory.storage.workspace import WorkspaceView
+from bot_memory.terms import keywords
 
 BOT_ID = 1  # the evaluated bot (no real bot has this ID)
 OPERATOR_ID = 999_000_001  # asks group questions and says group forgets; a workspace admin

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot_memory.cyrillic import unmix
 from bot_memory.intents import slavic_words as w
 from bot_memory.intents.common import (
     HEAD,
@@ -29,6 +28,7 @@ from bot_memory.intents.common import (
     is_question,
     norm,
 )
+from bot_memory.intents.cyrillic import unmix
 
 
 def _c(pattern: str) -> re.Pattern[str]:

@@ -14,10 +14,15 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bot_memory.redaction import redact, redact_value
+from bot_memory.redaction.patterns import redact, redact_value
 
 Outcome = Literal["error", "unknown"]
 M = TypeVar("M", bound=BaseModel)
+
+# The names of the pipeline's two structured calls (StructuredOutput.name): what a model,
+# a fake or the offline model reads to know which output is asked for.
+EXTRACTION = "memory_extraction"
+CONSOLIDATION = "memory_consolidation"
 
 
 class Usage(BaseModel):

@@ -11,8 +11,15 @@ import json
 import re
 from typing import Any
 
-from bot_memory.models.base import ChatModel, Completion, StructuredOutput, ToolCall, Usage
-from bot_memory.pipeline.prompts import CONSOLIDATION, EXTRACTION, utf8_len
+from bot_memory.models.base import (
+    CONSOLIDATION,
+    EXTRACTION,
+    ChatModel,
+    Completion,
+    StructuredOutput,
+    ToolCall,
+    Usage,
+)
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION = re.compile(
@@ -83,11 +90,11 @@ class OfflineModel(ChatModel):
                 f"- [{source['id']}] speaker {source.get('speaker_id')}: "
                 f"{_shorten(_ADDRESS.sub('', source['text']), _LINE_CHARS)}"
             )
-            if size + utf8_len(line) + 1 > self._summary_max:
+            if size + len(line.encode()) + 1 > self._summary_max:
                 break
             lines.append(line)
             cited.append(str(source["id"]))
-            size += utf8_len(line) + 1
+            size += len(line.encode()) + 1
         return {"title": title, "summary": "\n".join(lines), "source_ids": cited}
 
     def _consolidate(self, doc: dict[str, Any]) -> dict[str, Any]:
@@ -97,11 +104,11 @@ class OfflineModel(ChatModel):
         for cand in doc.get("candidates", [])[: self._index_ids]:
             gist = _shorten(str(cand.get("summary", "")), 120)
             line = f"- {cand['id']}: {cand.get('title', '')} — {gist}"
-            if size + utf8_len(line) + 1 > self._index_max:
+            if size + len(line.encode()) + 1 > self._index_max:
                 break
             lines.append(line)
             ids.append(str(cand["id"]))
-            size += utf8_len(line) + 1
+            size += len(line.encode()) + 1
         return {"index": "\n".join(lines), "memory_ids": ids}
 
     def _chat(

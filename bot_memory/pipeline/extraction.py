@@ -15,10 +15,10 @@ from bot_memory.pipeline.prompts import (
     source_entry_bytes,
     validate_extraction,
 )
-from bot_memory.redaction import redact
-from bot_memory.search import record_vector
-from bot_memory.state import MemoryRecord, SourceRef, new_memory_id
-from bot_memory.workspace import WorkspaceGone, recall_limits, record_from_row
+from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
+from bot_memory.redaction.patterns import redact
+from bot_memory.storage.workspace import WorkspaceGone, recall_limits, record_from_row
+from bot_memory.terms import record_vector
 
 log = get_logger(__name__)
 

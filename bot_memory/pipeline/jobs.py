@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -20,8 +19,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot_memory.pipeline.serving import Pin
-from bot_memory.scopes import Scope
-from bot_memory.state import content_hash
+from bot_memory.records import content_hash
 
 Phase = Literal["extract", "consolidate", "done", "failed", "stopped"]
 ACTIVE_PHASES = ("extract", "consolidate")
@@ -406,20 +404,3 @@ async def stop(
         refund,
     )
     job.phase = "stopped"
-
-
-async def stop_jobs_touching(
-    conn: asyncpg.Connection, scope: Scope, message_ids: Iterable[int] | None, reason: str
-) -> int:
-    """Stop a scope's active jobs that hold these sources (all of them when None), and every
-    consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
-    running one loses ownership and cannot commit. Inside the workspace lock."""
-    ids = None if message_ids is None else sorted(set(message_ids))
-    stopped: int = await conn.fetchval(
-        "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
-        scope.workspace,
-        scope.key,
-        ids,
-        reason,
-    )
-    return stopped

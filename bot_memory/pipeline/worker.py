@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot_memory import ledger
-from bot_memory.charging import BudgetExhausted
+from bot_memory.billing import ledger
+from bot_memory.billing.charging import BudgetExhausted
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ModelError
 from bot_memory.pipeline import jobs
@@ -41,8 +41,8 @@ from bot_memory.pipeline.maintenance import (
     fill_search_terms,
     prune_due,
 )
-from bot_memory.retention import expire_due
-from bot_memory.workspace import WorkspaceGone
+from bot_memory.retention.sweeps import expire_due
+from bot_memory.storage.workspace import WorkspaceGone
 
 log = get_logger(__name__)
 

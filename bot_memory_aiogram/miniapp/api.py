@@ -26,9 +26,10 @@ from aiogram.utils.web_app import WebAppUser
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot_memory import operator
-from bot_memory.access import Gate, Membership, Requester
-from bot_memory.control import (
+from bot_memory.access.gate import Gate, Membership, Requester
+from bot_memory.agent.tools import record_view
+from bot_memory.cli import operations as operator
+from bot_memory.control.actions import (
     ControlResult,
     acting,
     forget_preview,
@@ -36,13 +37,13 @@ from bot_memory.control import (
     may_toggle,
     switch,
 )
-from bot_memory.database import is_connection_error
 from bot_memory.logs import get_logger
+from bot_memory.records import MemoryRecord
+from bot_memory.retrieval.find import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
-from bot_memory.state import MemoryRecord
-from bot_memory.tools import record_view
-from bot_memory.workspace import WorkspaceGone
+from bot_memory.storage.database import is_connection_error
+from bot_memory.storage.workspace import WorkspaceGone
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.miniapp import views
@@ -300,14 +301,21 @@ class MiniAppApi:
         self, c: Caller, query: str | None, offset: int, limit: int, now: datetime
     ) -> tuple[str, list[MemoryRecord], bool]:
         """One page of the records the caller may read: the same search as query_memories
-        (`search_records`), filtered by the host's read grants."""
+        (`find_records`), filtered by the host's read grants."""
         store = self.memory.store
         if self.memory.access.can_read is None:
-            standing, found = await store.search_records(
-                c.scope, query=query, record_id=None, now=now, limit=limit + 1, offset=offset
+            standing, found = await find_records(
+                store.pool,
+                c.scope,
+                query=query,
+                record_id=None,
+                now=now,
+                limit=limit + 1,
+                offset=offset,
             )
             return standing, found[:limit], len(found) > limit
-        standing, every = await store.search_records(
+        standing, every = await find_records(
+            store.pool,
             c.scope,
             query=query,
             record_id=None,
@@ -378,8 +386,8 @@ class MiniAppApi:
         if len(ids) > self.settings.miniapp_max_selection:
             raise Refusal(400, "too_many", "page-error-request")
         for rid in ids:
-            _, found = await self.memory.store.search_records(
-                c.scope, query=None, record_id=rid, now=now, limit=1
+            _, found = await find_records(
+                self.memory.store.pool, c.scope, query=None, record_id=rid, now=now, limit=1
             )
             if not found or not await c.gate.readable(record_view(found[0])):
                 raise Refusal(404, "gone", "screen-gone")
@@ -509,8 +517,13 @@ class MiniAppApi:
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
         if not (await gate.membership()).member:
             raise Refusal(403, "not_member", "memory-not-member")
-        _, every = await self.memory.store.search_records(
-            scope, query=None, record_id=None, now=now, limit=self.settings.workspace_max_records
+        _, every = await find_records(
+            self.memory.store.pool,
+            scope,
+            query=None,
+            record_id=None,
+            now=now,
+            limit=self.settings.workspace_max_records,
         )
         lines = [
             json.dumps(operator.export_line(scope.workspace, r), ensure_ascii=False)

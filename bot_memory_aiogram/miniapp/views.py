@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from bot_memory.access import Membership
-from bot_memory.control import may_forget
+from bot_memory.access.gate import Membership
+from bot_memory.control.actions import may_forget
+from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
-from bot_memory.state import MemoryRecord
 from bot_memory_aiogram.i18n import Texts
 
 # The strings the page shows, served in the user's language (the bot's own Fluent files, so

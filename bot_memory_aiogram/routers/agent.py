@@ -6,10 +6,10 @@ from aiogram import Bot, Router
 from aiogram.filters import StateFilter
 from aiogram.types import Message
 
+from bot_memory.agent.turn import Turn
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ModelError
 from bot_memory.service import Memory
-from bot_memory.turn import Turn
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.routers.common import Directed, deliver, has_text
 
@@ -17,7 +17,7 @@ log = get_logger(__name__)
 
 
 def agent_router() -> Router:
-    router = Router(name="bot_memory.agent")
+    router = Router(name="bot_memory.agent.reference")
     router.message.filter(Directed(), StateFilter(None))
     router.message.register(on_directed_message, has_text)
     return router

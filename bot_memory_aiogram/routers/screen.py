@@ -20,14 +20,15 @@ from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
 
-from bot_memory.access import Gate, Requester
-from bot_memory.control import acting, forget_record, switch
+from bot_memory.access.gate import Gate, Requester
+from bot_memory.agent.tools import record_view
+from bot_memory.control.actions import acting, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
+from bot_memory.records import MemoryRecord
+from bot_memory.retrieval.find import find_records
 from bot_memory.service import Memory
-from bot_memory.state import MemoryRecord
-from bot_memory.store import ScopeSummary
-from bot_memory.tools import record_view
+from bot_memory.storage.store import ScopeSummary
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.routers.common import Directed
@@ -149,7 +150,8 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         if memory.access.can_read is None:
             pages = max(1, -(-summary.records // PAGE))
             page = min(max(page, 0), pages - 1)
-            _, records = await memory.store.search_records(
+            _, records = await find_records(
+                memory.store.pool,
                 scope,
                 query=None,
                 record_id=None,
@@ -159,7 +161,8 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
                 while_off=True,  # what is kept while memory is off can be seen and forgotten
             )
         else:  # the host's read grants: list only what the one acting may read
-            _, every = await memory.store.search_records(
+            _, every = await find_records(
+                memory.store.pool,
                 scope,
                 query=None,
                 record_id=None,
@@ -259,8 +262,14 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             await query.answer(spend, show_alert=True)
             return None
         if act in ("a", "f"):
-            _, found = await memory.store.search_records(
-                scope, query=None, record_id=callback_data.rid, now=now, limit=1, while_off=True
+            _, found = await find_records(
+                memory.store.pool,
+                scope,
+                query=None,
+                record_id=callback_data.rid,
+                now=now,
+                limit=1,
+                while_off=True,
             )
             if not found or not await gate.readable(record_view(found[0])):
                 return await alert("screen-gone")  # gone, forged, or not the presser's to read

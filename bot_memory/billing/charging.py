@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 import asyncpg
 from pydantic import BaseModel
 
-from bot_memory import ledger
-from bot_memory.database import is_connection_error
+from bot_memory.billing import ledger
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel, Completion, ModelError, Outcome, Usage
-from bot_memory.store import Store
+from bot_memory.storage.database import is_connection_error
+from bot_memory.storage.store import Store
 
 log = get_logger(__name__)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from bot_memory.database import is_connection_error
 from bot_memory.logs import get_logger
-from bot_memory.store import Closing, Store
+from bot_memory.storage.database import is_connection_error
+from bot_memory.storage.store import Closing, Store
 
 log = get_logger(__name__)
 

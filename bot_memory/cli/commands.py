@@ -16,24 +16,25 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from bot_memory import operator
-from bot_memory.database import Database, DatabaseUnavailable
+from bot_memory.cli import operations as operator
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
 from bot_memory.pipeline.serving import Pin, live_window
+from bot_memory.retention.verify import find_traces
 from bot_memory.settings import MemorySettings
 from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
-from bot_memory.store import Store
-from bot_memory.traces import find_traces
-from bot_memory.workspace import Limits
+from bot_memory.storage.database import Database, DatabaseUnavailable
+from bot_memory.storage.store import Store
+from bot_memory.storage.workspace import Limits
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
+Entry = Callable[[argparse.Namespace], int]  # a command the adapter runs: its exit status
 
 
 def configure_logging(level: str, *, as_json: bool = False) -> None:
@@ -392,7 +393,9 @@ def _settings_errors(
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, adapter: Mapping[str, Entry] | None = None) -> int:
+    """The command line; `adapter` gives the commands that need Telegram (`run`, `demo`),
+    wired by `bot_memory.__main__` so the core never imports the adapter."""
     args = _parse(argv)
     try:
         MemorySettings()  # every command reads them: a bad one is a line, not a traceback
@@ -400,16 +403,14 @@ def main(argv: list[str] | None = None) -> int:
         for line in _settings_errors(exc, file_flag=bool(getattr(args, "settings", None))):
             print(f"bot-memory: {line}", file=sys.stderr)
         return 2
-    if args.command == "run":
-        configure_logging(args.log_level or "info", as_json=_json_logs(args))
-        from bot_memory_aiogram.app import main as run_main
-
-        return run_main()
-    if args.command == "demo":
-        configure_logging(args.log_level or "warning", as_json=_json_logs(args))
-        from bot_memory_aiogram.demo import main as demo_main
-
-        return demo_main(serve=args.serve, port=args.port)
+    if args.command in ("run", "demo"):
+        entry = (adapter or {}).get(args.command)
+        if entry is None:  # the core alone has no Telegram side: `python -m bot_memory` wires it
+            print(f"bot-memory: {args.command} needs the aiogram adapter", file=sys.stderr)
+            return 2
+        default = "info" if args.command == "run" else "warning"
+        configure_logging(args.log_level or default, as_json=_json_logs(args))
+        return entry(args)
     if args.command == "eval":
         configure_logging(args.log_level or "warning", as_json=_json_logs(args))
         code: int = asyncio.run(args.eval_handler(args))

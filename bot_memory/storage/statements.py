@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bot_memory.store import Closing, UsageEntry
+    from bot_memory.storage.store import Closing, UsageEntry
 
 CLOSED_STATUSES = ("succeeded", "failed", "unanswered")
 

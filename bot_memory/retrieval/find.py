@@ -19,10 +19,10 @@ from datetime import datetime
 
 import asyncpg
 
+from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
-from bot_memory.search import Query, parse_query
-from bot_memory.state import MemoryRecord
-from bot_memory.workspace import record_from_row
+from bot_memory.storage.workspace import record_from_row
+from bot_memory.terms import Query, parse_query
 
 # The scope's standing: 'gone' (no workspace), 'unavailable' (the bot left), 'off', or 'ok'.
 _STANDING = (

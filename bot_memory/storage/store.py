@@ -16,11 +16,9 @@ from typing import Literal
 
 import asyncpg
 
-from bot_memory.lookup import find_records
+from bot_memory.records import RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
-from bot_memory.search import text_vector
-from bot_memory.state import MemoryRecord, RecallRow, content_hash, source_id
-from bot_memory.statements import (
+from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
     GIVEN_AND_NOTED,
@@ -30,7 +28,7 @@ from bot_memory.statements import (
     closing_args,
     ledger_values,
 )
-from bot_memory.workspace import (
+from bot_memory.storage.workspace import (
     Limits,
     WorkspaceTx,
     WorkspaceView,
@@ -38,6 +36,7 @@ from bot_memory.workspace import (
     read_workspace,
     workspace_transaction,
 )
+from bot_memory.terms import text_vector
 
 RequestStatus = Literal[
     "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
@@ -563,31 +562,6 @@ class Store:
         return float(spent or 0)
 
     # --- reading records -------------------------------------------------------------------
-
-    async def search_records(
-        self,
-        scope: Scope,
-        *,
-        query: str | None,
-        record_id: str | None,
-        now: datetime,
-        limit: int,
-        offset: int = 0,
-        while_off: bool = False,
-    ) -> tuple[str, list[MemoryRecord]]:
-        """A scope's available records: one by ID, the best matches of a word query (see
-        `lookup`), or all, newest first; with the scope's standing ("ok", "off",
-        "unavailable", "gone"), in one query. `while_off`: listed while memory is off."""
-        return await find_records(
-            self.pool,
-            scope,
-            query=query,
-            record_id=record_id,
-            now=now,
-            limit=limit,
-            offset=offset,
-            while_off=while_off,
-        )
 
     async def summary(self, scope: Scope, now: datetime) -> ScopeSummary:
         row = await self.pool.fetchrow(

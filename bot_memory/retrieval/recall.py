@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from bot_memory.access import Gate, ItemView
+from bot_memory.access.gate import Gate, ItemView
 from bot_memory.framing import data_json
+from bot_memory.records import RecallEntry, RecallRow
 from bot_memory.scopes import Scope
-from bot_memory.state import RecallEntry, RecallRow
 
 RecallMode = Literal["index", "directory", "off", "empty", "unavailable", "denied"]
 

@@ -22,7 +22,7 @@ from typing import Literal
 
 import asyncpg
 
-from bot_memory.search import quote_term, terms
+from bot_memory.terms import quote_term, terms
 
 After = Literal["forget", "erase"]
 

@@ -17,25 +17,30 @@ from typing import Literal
 
 import asyncpg
 
-from bot_memory.access import Gate, Membership
-from bot_memory.cyrillic import CYRILLIC, MIN_STEM, fold, names_word
-from bot_memory.cyrillic import WORD as CYRILLIC_WORD
+from bot_memory.access.gate import Gate, Membership
 from bot_memory.intents import MemoryRequest, recognize
+from bot_memory.intents.cyrillic import CYRILLIC, MIN_STEM, fold, names_word
+from bot_memory.intents.cyrillic import WORD as CYRILLIC_WORD
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.jobs import stop_jobs_touching
-from bot_memory.redaction import redact
-from bot_memory.scopes import Scope
-from bot_memory.search import record_vector
-from bot_memory.state import (
+from bot_memory.records import (
     MemoryRecord,
     ScopeState,
     SourceRef,
     content_hash,
     forget_closure,
 )
-from bot_memory.store import SourceMessage, Store
-from bot_memory.workspace import WorkspaceGone, WorkspaceTx, recall_limits, scope_from_row
+from bot_memory.redaction.patterns import redact
+from bot_memory.scopes import Scope
+from bot_memory.storage.store import SourceMessage, Store
+from bot_memory.storage.workspace import (
+    WorkspaceGone,
+    WorkspaceTx,
+    recall_limits,
+    scope_from_row,
+    stop_jobs_touching,
+)
+from bot_memory.terms import record_vector
 
 log = get_logger(__name__)
 

@@ -9,17 +9,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot_memory.access import ItemView
-from bot_memory.charging import Charge, Charger
+from bot_memory.access.gate import ItemView
+from bot_memory.agent.turn import clip
+from bot_memory.billing.charging import Charge, Charger
 from bot_memory.logs import get_logger
 from bot_memory.models.base import ChatModel, Completion, ModelError
-from bot_memory.recall import RecallContext
+from bot_memory.retrieval.recall import RecallContext
 from bot_memory.settings import MemorySettings
-from bot_memory.store import Store
-from bot_memory.turn import clip
+from bot_memory.storage.store import Store
 
 if TYPE_CHECKING:
-    from bot_memory.turn import Turn
+    from bot_memory.agent.turn import Turn
 
 log = get_logger(__name__)
 

@@ -20,11 +20,16 @@ from datetime import datetime
 import asyncpg
 
 from bot_memory.logs import get_logger
-from bot_memory.pipeline.jobs import stop_jobs_touching
-from bot_memory.search import text_vector
-from bot_memory.state import content_hash, source_id
-from bot_memory.store import Store
-from bot_memory.workspace import Limits, WorkspaceGone, WorkspaceTx, recall_limits
+from bot_memory.records import content_hash, source_id
+from bot_memory.storage.store import Store
+from bot_memory.storage.workspace import (
+    Limits,
+    WorkspaceGone,
+    WorkspaceTx,
+    recall_limits,
+    stop_jobs_touching,
+)
+from bot_memory.terms import text_vector
 
 log = get_logger(__name__)
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import asyncpg
 
+from bot_memory.records import MemoryRecord, ScopeIndex, ScopeState, SourceRef
 from bot_memory.scopes import Scope
-from bot_memory.search import record_vector
-from bot_memory.state import MemoryRecord, ScopeIndex, ScopeState, SourceRef
+from bot_memory.terms import record_vector
 
 
 class WorkspaceGone(RuntimeError):
@@ -524,3 +524,20 @@ async def rebuild_missing_recall(pool: asyncpg.Pool, limits: Limits) -> int:
             if state is not None:
                 tx.save(state)
     return len(rows)
+
+
+async def stop_jobs_touching(
+    conn: asyncpg.Connection, scope: Scope, message_ids: Iterable[int] | None, reason: str
+) -> int:
+    """Stop a scope's active jobs that hold these sources (all of them when None), and every
+    consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
+    running one loses ownership and cannot commit. Inside the workspace lock."""
+    ids = None if message_ids is None else sorted(set(message_ids))
+    stopped: int = await conn.fetchval(
+        "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
+        scope.workspace,
+        scope.key,
+        ids,
+        reason,
+    )
+    return stopped

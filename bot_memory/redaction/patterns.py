@@ -30,8 +30,8 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from bot_memory.secret_formats import token_spans
-from bot_memory.secret_labels import (
+from bot_memory.redaction.formats import token_spans
+from bot_memory.redaction.labels import (
     COMMAND_ANCHORS,
     LABEL_ANCHORS,
     MARKUP_ANCHORS,

@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
-from bot_memory.leftover_server import stop_leftover
 from bot_memory.logs import get_logger
 from bot_memory.settings import MemorySettings
+from bot_memory.storage.leftover_server import stop_leftover
 
 log = get_logger(__name__)
 
@@ -126,7 +126,7 @@ class EmbeddedPostgres:
 
 
 async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
-    """Apply bot_memory/migrations/NNN_*.sql in order, each once, under an advisory lock."""
+    """Apply bot_memory/storage/migrations/NNN_*.sql in order, each once, under an advisory lock."""
     await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
     try:
         await conn.execute(
@@ -136,7 +136,7 @@ async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
         )
         done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
         applied: list[int] = []
-        folder = importlib.resources.files("bot_memory") / "migrations"
+        folder = importlib.resources.files("bot_memory.storage") / "migrations"
         for item in sorted(folder.iterdir(), key=lambda p: p.name):
             if not item.name.endswith(".sql"):
                 continue
