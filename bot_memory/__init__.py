@@ -7,16 +7,14 @@ they change only with a CHANGELOG line, and a change that would break a host kee
 form working for one release with a DeprecationWarning. Everything else is internal.
 """
 
-from bot_memory.access.gate import Gate, ItemView, Membership, Requester
-from bot_memory.agent.tools import ToolContext
-from bot_memory.agent.turn import Turn
+from bot_memory.access import Gate, ItemView, Membership, Requester
+from bot_memory.agent import ToolContext, Turn
 from bot_memory.logs import JsonFormatter
 from bot_memory.models import ChatModel
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.database import DatabaseUnavailable
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import DatabaseUnavailable, SourceMessage
 
 __all__ = [
     "ChatModel",

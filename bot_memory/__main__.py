@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot_memory.cli.commands import main as command_line
+from bot_memory.cli import main as command_line
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -18,35 +18,40 @@ from typing import Self, cast
 
 import asyncpg
 
-from bot_memory.access import tenancy
-from bot_memory.access.gate import Access, CanRead, Gate, Membership, MembershipCache, Requester
-from bot_memory.agent.reference import ReferenceAgent
-from bot_memory.agent.tools import ToolContext, ToolExecutor
-from bot_memory.agent.turn import Turn
+from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
+from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn
 from bot_memory.control import actions as control
 from bot_memory.control.actions import ControlResult
-from bot_memory.ingress.closing import RequestCloser
-from bot_memory.ingress.text import storable
+from bot_memory.ingress import RequestCloser, storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
 from bot_memory.models import ChatModel, build_model
-from bot_memory.pipeline.agreement import pipeline_settings
-from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.jobs import record_bot_pin
-from bot_memory.pipeline.priority import GatedPool, RequestsFirst
-from bot_memory.pipeline.worker import Pipeline, Worker
+from bot_memory.pipeline import (
+    GatedPool,
+    Pipeline,
+    PipelineContext,
+    RequestsFirst,
+    Worker,
+    pipeline_settings,
+    rearm,
+    record_bot_pin,
+)
+from bot_memory.retention import After, Trace, find_traces
 from bot_memory.retention import sweeps as retention
-from bot_memory.retention.verify import After, Trace, find_traces
-from bot_memory.retrieval.recall import RecallContext, denied, render, unreadable_entries
+from bot_memory.retrieval import RecallContext, denied, render, unreadable_entries
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.database import Database, is_connection_error
-from bot_memory.storage.store import ChatInfo, Closing, RequestStatus, SourceMessage, Store
-from bot_memory.storage.workspace import (
+from bot_memory.storage import (
+    ChatInfo,
+    Closing,
+    Database,
     Limits,
+    RequestStatus,
+    SourceMessage,
+    Store,
     WorkspaceGone,
     WorkspaceTx,
+    is_connection_error,
     rebuild_missing_recall,
     stop_jobs_touching,
 )

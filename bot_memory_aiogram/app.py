@@ -20,7 +20,7 @@ from aiohttp import web
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.database import DatabaseUnavailable
+from bot_memory.storage import DatabaseUnavailable
 from bot_memory_aiogram.miniapp import mount, serve
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 

@@ -23,13 +23,12 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiohttp import ClientSession, web
 
 from bot_memory.access.tenancy import default_workspace
-from bot_memory.cli.commands import show_status
-from bot_memory.models.base import Completion, StructuredOutput
-from bot_memory.models.offline import OfflineModel
+from bot_memory.cli import show_status
+from bot_memory.models import Completion, OfflineModel, StructuredOutput
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.workspace import WorkspaceView
+from bot_memory.storage import WorkspaceView
 from bot_memory_aiogram.miniapp import launch_fragment, path_of, sign_init_data
 from bot_memory_aiogram.miniapp import serve as serve_app
 from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key

@@ -14,7 +14,7 @@ import asyncpg
 
 from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope
-from bot_memory.storage.workspace import Limits, lock_workspace
+from bot_memory.storage import Limits, lock_workspace
 
 log = get_logger(__name__)
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot_memory.access.gate import ItemView
+from bot_memory.access import ItemView
 from bot_memory.agent.turn import clip
-from bot_memory.billing.charging import Charge, Charger
+from bot_memory.billing import Charge, Charger
 from bot_memory.logs import get_logger
-from bot_memory.models.base import ChatModel, Completion, ModelError
-from bot_memory.retrieval.recall import RecallContext
+from bot_memory.models import ChatModel, Completion, ModelError
+from bot_memory.retrieval import RecallContext
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.store import Store
+from bot_memory.storage import Store
 
 if TYPE_CHECKING:
     from bot_memory.agent.turn import Turn

@@ -16,17 +16,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot_memory.access.gate import Access, Gate, ItemView, Membership, Requester
+from bot_memory.access import Access, Gate, ItemView, Membership, Requester
 from bot_memory.control import actions as control
 from bot_memory.deprecation import warn_deprecated
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
-from bot_memory.models.base import ChatModel
+from bot_memory.models import ChatModel
 from bot_memory.records import MemoryRecord, message_id_of, source_id
-from bot_memory.retrieval.find import find_excerpts, find_records
+from bot_memory.retrieval import find_excerpts, find_records
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.store import SourceMessage, Store, UsageEntry
-from bot_memory.storage.workspace import WorkspaceGone
+from bot_memory.storage import SourceMessage, Store, UsageEntry, WorkspaceGone
 
 log = get_logger(__name__)
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from bot_memory.agent.tools import TOOLS, ToolContext
 from bot_memory.framing import data_json
-from bot_memory.models.base import Usage
-from bot_memory.redaction.patterns import redact_value
-from bot_memory.retrieval.recall import RecallContext
-from bot_memory.storage.store import SourceMessage, UsageEntry
+from bot_memory.models import Usage
+from bot_memory.redaction import redact_value
+from bot_memory.retrieval import RecallContext
+from bot_memory.storage import SourceMessage, UsageEntry
 
 if TYPE_CHECKING:
     from bot_memory.service import Memory

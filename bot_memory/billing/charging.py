@@ -20,9 +20,8 @@ from pydantic import BaseModel
 
 from bot_memory.billing import ledger
 from bot_memory.logs import get_logger
-from bot_memory.models.base import ChatModel, Completion, ModelError, Outcome, Usage
-from bot_memory.storage.database import is_connection_error
-from bot_memory.storage.store import Store
+from bot_memory.models import ChatModel, Completion, ModelError, Outcome, Usage
+from bot_memory.storage import Store, is_connection_error
 
 log = get_logger(__name__)
 

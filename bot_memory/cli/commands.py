@@ -25,13 +25,11 @@ from pydantic import ValidationError
 from bot_memory.cli import operations as operator
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
-from bot_memory.pipeline.serving import Pin, live_window
-from bot_memory.retention.verify import find_traces
+from bot_memory.pipeline import Pin, live_window
+from bot_memory.retention import find_traces
 from bot_memory.settings import MemorySettings
 from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
-from bot_memory.storage.database import Database, DatabaseUnavailable
-from bot_memory.storage.store import Store
-from bot_memory.storage.workspace import Limits
+from bot_memory.storage import Database, DatabaseUnavailable, Limits, Store
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
 Entry = Callable[[argparse.Namespace], int]  # a command the adapter runs: its exit status

@@ -12,15 +12,12 @@ from typing import Any
 
 import asyncpg
 
-from bot_memory.access.gate import Membership
+from bot_memory.access import Membership
 from bot_memory.control.actions import ControlResult, forget_record
-from bot_memory.pipeline.agreement import disagreements
-from bot_memory.pipeline.consolidation import plan_pending
-from bot_memory.pipeline.serving import Pin, lacks, live_window
+from bot_memory.pipeline import Pin, disagreements, lacks, live_window, plan_pending
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
-from bot_memory.storage.store import Store
-from bot_memory.storage.workspace import WorkspaceGone, read_workspace, scope_from_row
+from bot_memory.storage import Store, WorkspaceGone, read_workspace, scope_from_row
 
 OPERATOR = Membership(member=True, admin=True, reason="operator")
 

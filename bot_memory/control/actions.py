@@ -17,12 +17,12 @@ from typing import Literal
 
 import asyncpg
 
-from bot_memory.access.gate import Gate, Membership
+from bot_memory.access import Gate, Membership
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.intents.cyrillic import CYRILLIC, MIN_STEM, fold, names_word
 from bot_memory.intents.cyrillic import WORD as CYRILLIC_WORD
 from bot_memory.logs import get_logger
-from bot_memory.pipeline.discovery import rearm
+from bot_memory.pipeline import rearm
 from bot_memory.records import (
     MemoryRecord,
     ScopeState,
@@ -30,10 +30,11 @@ from bot_memory.records import (
     content_hash,
     forget_closure,
 )
-from bot_memory.redaction.patterns import redact
+from bot_memory.redaction import redact
 from bot_memory.scopes import Scope
-from bot_memory.storage.store import SourceMessage, Store
-from bot_memory.storage.workspace import (
+from bot_memory.storage import (
+    SourceMessage,
+    Store,
     WorkspaceGone,
     WorkspaceTx,
     recall_limits,

@@ -8,3 +8,9 @@ whole conversation in the prompt. `formats.py` reads LoCoMo, LongMemEval and our
 `judge.py` with one; `results.py` sums up; `report.py` writes Markdown, JSON and a chart; `cli.py`
 is the command. `data/sample.jsonl` is a small bilingual dataset of our own (`make eval`).
 """
+
+from __future__ import annotations
+
+from bot_memory.evaluation import cli
+
+__all__ = ["cli"]  # what the command line uses; the rest is the harness's own

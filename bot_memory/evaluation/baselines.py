@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot_memory.agent.reference import SYSTEM_PROMPT
+from bot_memory.agent import SYSTEM_PROMPT
 from bot_memory.evaluation.formats import Conversation
-from bot_memory.models.base import ChatModel, ModelError, Usage
+from bot_memory.models import ChatModel, ModelError, Usage
 
 DEFAULT_CONTEXT_BYTES = 100_000
 FRAME = """\

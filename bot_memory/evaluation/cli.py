@@ -28,7 +28,7 @@ from bot_memory.evaluation.formats import DatasetError
 from bot_memory.evaluation.harness import Options, SharedDatabase, evaluate
 from bot_memory.evaluation.judge import Judge, JudgeUnavailable
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.database import DatabaseUnavailable
+from bot_memory.storage import DatabaseUnavailable
 
 DEFAULT_OUT = "eval-out"
 HELP = "evaluate memory on a dataset (LoCoMo, LongMemEval or JSON Lines) against baselines"

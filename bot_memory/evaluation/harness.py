@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot_memory.agent.tools import ToolContext
+from bot_memory.agent import ToolContext
 from bot_memory.evaluation import baselines, scoring
 from bot_memory.evaluation.baselines import DEFAULT_CONTEXT_BYTES
 from bot_memory.evaluation.formats import Conversation, Dataset, Forget, Question
@@ -56,14 +56,13 @@ from bot_memory.evaluation.results import (
     RunResult,
 )
 from bot_memory.intents import recognize
-from bot_memory.models.base import ModelError
+from bot_memory.models import ModelError
 from bot_memory.records import MemoryRecord, message_id_of
-from bot_memory.retrieval.recall import RecallContext
+from bot_memory.retrieval import RecallContext
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.store import SourceMessage
-from bot_memory.storage.workspace import WorkspaceView
+from bot_memory.storage import SourceMessage, WorkspaceView
 from bot_memory.terms import keywords
 
 BOT_ID = 1  # the evaluated bot (no real bot has this ID)

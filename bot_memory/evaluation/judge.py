@@ -14,8 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from bot_memory.models import ChatModel, build_model
-from bot_memory.models.base import ModelError, Usage
+from bot_memory.models import ChatModel, ModelError, Usage, build_model
 from bot_memory.settings import MemorySettings
 
 JUDGE_VERSION = "bot-memory-judge-1"

@@ -14,8 +14,7 @@ import asyncio
 import contextlib
 
 from bot_memory.logs import get_logger
-from bot_memory.storage.database import is_connection_error
-from bot_memory.storage.store import Closing, Store
+from bot_memory.storage import Closing, Store, is_connection_error
 
 log = get_logger(__name__)
 

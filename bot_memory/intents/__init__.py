@@ -23,7 +23,8 @@ Ukrainian, whose words are in ``slavic_words``), the shared text handling in
 ``common`` and the entry point in ``recognizer``.  Pure Python, stdlib only.
 """
 
+from bot_memory.intents import cyrillic
 from bot_memory.intents.common import Action, Language, MemoryRequest
 from bot_memory.intents.recognizer import recognize
 
-__all__ = ["Action", "Language", "MemoryRequest", "recognize"]
+__all__ = ["Action", "Language", "MemoryRequest", "cyrillic", "recognize"]

@@ -1,13 +1,37 @@
-"""Model providers: an OpenAI-compatible server over httpx, or the offline built-in."""
+"""Model providers: an OpenAI-compatible server over httpx, or the offline built-in.
+
+`__all__` is what the other stages and the adapter may use (and a host, for a model of its own).
+"""
 
 from __future__ import annotations
 
 from bot_memory.logs import get_logger
-from bot_memory.models.base import ChatModel, Completion, ModelError, StructuredOutput, Usage
+from bot_memory.models.base import (
+    CONSOLIDATION,
+    EXTRACTION,
+    ChatModel,
+    Completion,
+    ModelError,
+    Outcome,
+    StructuredOutput,
+    Usage,
+)
+from bot_memory.models.offline import OfflineModel
 from bot_memory.models.prices import price_of
 from bot_memory.settings import MemorySettings
 
-__all__ = ["ChatModel", "Completion", "ModelError", "StructuredOutput", "Usage", "build_model"]
+__all__ = [
+    "CONSOLIDATION",
+    "EXTRACTION",
+    "ChatModel",
+    "Completion",
+    "ModelError",
+    "OfflineModel",
+    "Outcome",
+    "StructuredOutput",
+    "Usage",
+    "build_model",
+]
 
 log = get_logger(__name__)
 
@@ -42,8 +66,6 @@ def build_model(settings: MemorySettings) -> ChatModel:
             output_usd_per_mtok=output_price,
             price_known=known,
         )
-    from bot_memory.models.offline import OfflineModel
-
     log.warning(
         "memory.offline_model",
         detail="no model server is configured (LLM_BASE_URL or OPENAI_BASE_URL / OPENAI_API_KEY):"

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bot_memory.redaction.patterns import redact, redact_value
+from bot_memory.redaction import redact, redact_value
 
 Outcome = Literal["error", "unknown"]
 M = TypeVar("M", bound=BaseModel)

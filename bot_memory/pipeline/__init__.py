@@ -1,1 +1,33 @@
-"""The background pipeline: discovery, claims, extraction, consolidation."""
+"""The background pipeline: due scopes found, jobs claimed with leases, extraction,
+consolidation, maintenance, the worker; `priority` (a worker in the bot's process steps aside
+while messages are handled) and `serving` (which worker runs a job, by its model).
+
+`__all__` is what the other stages and the adapter may use; the rest is the package's own.
+"""
+
+from __future__ import annotations
+
+from bot_memory.pipeline.agreement import disagreements, pipeline_settings
+from bot_memory.pipeline.consolidation import plan_pending
+from bot_memory.pipeline.context import PipelineContext
+from bot_memory.pipeline.discovery import rearm
+from bot_memory.pipeline.jobs import record_bot_pin
+from bot_memory.pipeline.priority import GatedPool, RequestsFirst
+from bot_memory.pipeline.serving import Pin, lacks, live_window
+from bot_memory.pipeline.worker import Pipeline, Worker
+
+__all__ = [
+    "GatedPool",
+    "Pin",
+    "Pipeline",
+    "PipelineContext",
+    "RequestsFirst",
+    "Worker",
+    "disagreements",
+    "lacks",
+    "live_window",
+    "pipeline_settings",
+    "plan_pending",
+    "rearm",
+    "record_bot_pin",
+]

@@ -23,9 +23,9 @@ from bot_memory.pipeline.prompts import (
 )
 from bot_memory.pipeline.serving import Pin, planned_pin
 from bot_memory.records import MemoryRecord, ScopeState
-from bot_memory.redaction.patterns import redact
+from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
-from bot_memory.storage.workspace import WorkspaceTx, record_from_row
+from bot_memory.storage import WorkspaceTx, record_from_row
 
 log = get_logger(__name__)
 

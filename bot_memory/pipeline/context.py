@@ -9,14 +9,14 @@ from typing import Any, TypeVar
 import asyncpg
 from pydantic import BaseModel
 
-from bot_memory.billing.charging import Charge, Charger
+from bot_memory.billing import Charge, Charger
 from bot_memory.logs import get_logger
-from bot_memory.models.base import CONSOLIDATION, EXTRACTION, ChatModel
+from bot_memory.models import CONSOLIDATION, EXTRACTION, ChatModel
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.jobs import Job
 from bot_memory.pipeline.serving import Pin
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.store import Store
+from bot_memory.storage import Store
 
 log = get_logger(__name__)
 M = TypeVar("M", bound=BaseModel)

@@ -21,7 +21,7 @@ from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
 from bot_memory.pipeline.serving import Pin, planned_pin
 from bot_memory.records import ScopeState, source_id
-from bot_memory.storage.workspace import WorkspaceGone, WorkspaceTx
+from bot_memory.storage import WorkspaceGone, WorkspaceTx
 
 log = get_logger(__name__)
 

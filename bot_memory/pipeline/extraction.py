@@ -16,8 +16,8 @@ from bot_memory.pipeline.prompts import (
     validate_extraction,
 )
 from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
-from bot_memory.redaction.patterns import redact
-from bot_memory.storage.workspace import WorkspaceGone, recall_limits, record_from_row
+from bot_memory.redaction import redact
+from bot_memory.storage import WorkspaceGone, recall_limits, record_from_row
 from bot_memory.terms import record_vector
 
 log = get_logger(__name__)

@@ -15,8 +15,7 @@ from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.retention.sweeps import drop_empty_scopes
 from bot_memory.scopes import Scope
-from bot_memory.storage.store import schedule_scope
-from bot_memory.storage.workspace import WorkspaceGone
+from bot_memory.storage import WorkspaceGone, schedule_scope
 from bot_memory.terms import record_vector, text_vector
 
 log = get_logger(__name__)

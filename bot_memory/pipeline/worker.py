@@ -22,10 +22,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot_memory.billing import ledger
-from bot_memory.billing.charging import BudgetExhausted
+from bot_memory.billing import BudgetExhausted, ledger
 from bot_memory.logs import get_logger
-from bot_memory.models.base import ModelError
+from bot_memory.models import ModelError
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.agreement import pipeline_settings
 from bot_memory.pipeline.consolidation import run_consolidation
@@ -42,7 +41,7 @@ from bot_memory.pipeline.maintenance import (
     prune_due,
 )
 from bot_memory.retention.sweeps import expire_due
-from bot_memory.storage.workspace import WorkspaceGone
+from bot_memory.storage import WorkspaceGone
 
 log = get_logger(__name__)
 

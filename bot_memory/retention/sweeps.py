@@ -21,9 +21,9 @@ import asyncpg
 
 from bot_memory.logs import get_logger
 from bot_memory.records import content_hash, source_id
-from bot_memory.storage.store import Store
-from bot_memory.storage.workspace import (
+from bot_memory.storage import (
     Limits,
+    Store,
     WorkspaceGone,
     WorkspaceTx,
     recall_limits,

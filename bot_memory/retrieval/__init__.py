@@ -1,1 +1,19 @@
-"""retrieval"""
+"""Retrieval: what memory gives back. `recall` (the compact index every request carries),
+`find` (what the read tools and the memory screens find, in SQL).
+
+`__all__` is what the other stages and the adapter may use; the rest is the package's own.
+"""
+
+from __future__ import annotations
+
+from bot_memory.retrieval.find import find_excerpts, find_records
+from bot_memory.retrieval.recall import RecallContext, denied, render, unreadable_entries
+
+__all__ = [
+    "RecallContext",
+    "denied",
+    "find_excerpts",
+    "find_records",
+    "render",
+    "unreadable_entries",
+]

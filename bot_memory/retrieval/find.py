@@ -21,7 +21,7 @@ import asyncpg
 
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
-from bot_memory.storage.workspace import record_from_row
+from bot_memory.storage import record_from_row
 from bot_memory.terms import Query, parse_query
 
 # The scope's standing: 'gone' (no workspace), 'unavailable' (the bot left), 'off', or 'ok'.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from bot_memory.access.gate import Gate, ItemView
+from bot_memory.access import Gate, ItemView
 from bot_memory.framing import data_json
 from bot_memory.records import RecallEntry, RecallRow
 from bot_memory.scopes import Scope

@@ -1,1 +1,59 @@
-"""storage"""
+"""Storage: PostgreSQL and everything written to it. `database` (pools, migrations, the
+embedded server and one a killed process left), `store` (conversations, requests, usage),
+`statements` (the busiest paths' SQL, built once), `workspace` (the locked workspace
+transaction: records, scopes, tombstones, recall rows), `migrations/` (the schema's history).
+
+`__all__` is what the other stages and the adapter may use; the rest is the package's own.
+"""
+
+from __future__ import annotations
+
+from bot_memory.storage.database import Database, DatabaseUnavailable, is_connection_error
+from bot_memory.storage.store import (
+    ChatInfo,
+    Closing,
+    RequestStatus,
+    ScopeSummary,
+    SourceMessage,
+    Store,
+    UsageEntry,
+    schedule_scope,
+)
+from bot_memory.storage.workspace import (
+    Limits,
+    WorkspaceGone,
+    WorkspaceTx,
+    WorkspaceView,
+    lock_workspace,
+    read_workspace,
+    rebuild_missing_recall,
+    recall_limits,
+    record_from_row,
+    scope_from_row,
+    stop_jobs_touching,
+)
+
+__all__ = [
+    "ChatInfo",
+    "Closing",
+    "Database",
+    "DatabaseUnavailable",
+    "Limits",
+    "RequestStatus",
+    "ScopeSummary",
+    "SourceMessage",
+    "Store",
+    "UsageEntry",
+    "WorkspaceGone",
+    "WorkspaceTx",
+    "WorkspaceView",
+    "is_connection_error",
+    "lock_workspace",
+    "read_workspace",
+    "rebuild_missing_recall",
+    "recall_limits",
+    "record_from_row",
+    "schedule_scope",
+    "scope_from_row",
+    "stop_jobs_touching",
+]

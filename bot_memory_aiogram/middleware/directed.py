@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiogram.types import Message
 
-from bot_memory.access.gate import ANONYMOUS_ADMIN_BOT_ID, Requester
+from bot_memory.access import ANONYMOUS_ADMIN_BOT_ID, Requester
 
 
 def requester_of(message: Message) -> Requester | None:

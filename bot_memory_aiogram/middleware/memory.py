@@ -12,12 +12,11 @@ from aiogram.dispatcher.event.bases import UNHANDLED
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import Chat, Message, TelegramObject, Update, User
 
-from bot_memory.access.gate import Gate, LookupFailed, MemberStatus
+from bot_memory.access import Gate, LookupFailed, MemberStatus
 from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope, resolve_scope
 from bot_memory.service import Memory, MemoryUnavailable
-from bot_memory.storage.database import is_connection_error
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage, is_connection_error
 from bot_memory_aiogram.middleware.answers import (
     Capture,
     current_capture,

@@ -26,8 +26,8 @@ from aiogram.utils.web_app import WebAppUser
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot_memory.access.gate import Gate, Membership, Requester
-from bot_memory.agent.tools import record_view
+from bot_memory.access import Gate, Membership, Requester
+from bot_memory.agent import record_view
 from bot_memory.cli import operations as operator
 from bot_memory.control.actions import (
     ControlResult,
@@ -39,11 +39,10 @@ from bot_memory.control.actions import (
 )
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
-from bot_memory.retrieval.find import find_records
+from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
-from bot_memory.storage.database import is_connection_error
-from bot_memory.storage.workspace import WorkspaceGone
+from bot_memory.storage import WorkspaceGone, is_connection_error
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.miniapp import views

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from bot_memory.access.gate import Membership
+from bot_memory.access import Membership
 from bot_memory.control.actions import may_forget
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope

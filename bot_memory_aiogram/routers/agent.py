@@ -6,9 +6,9 @@ from aiogram import Bot, Router
 from aiogram.filters import StateFilter
 from aiogram.types import Message
 
-from bot_memory.agent.turn import Turn
+from bot_memory.agent import Turn
 from bot_memory.logs import get_logger
-from bot_memory.models.base import ModelError
+from bot_memory.models import ModelError
 from bot_memory.service import Memory
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.routers.common import Directed, deliver, has_text

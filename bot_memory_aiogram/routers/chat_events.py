@@ -12,7 +12,7 @@ from aiogram import Bot, F, Router
 from aiogram.dispatcher.event.bases import SkipHandler
 from aiogram.types import BusinessMessagesDeleted, ChatMemberUpdated, Message
 
-from bot_memory.access.gate import MemberStatus
+from bot_memory.access import MemberStatus
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware

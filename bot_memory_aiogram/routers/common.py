@@ -9,7 +9,7 @@ from aiogram.types import Message
 
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from bot_memory_aiogram.i18n import pick_language
 
 log = get_logger(__name__)

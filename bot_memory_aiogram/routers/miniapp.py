@@ -24,7 +24,7 @@ from aiogram.types import (
     WebAppInfo,
 )
 
-from bot_memory.access.gate import Gate, Requester
+from bot_memory.access import Gate, Requester
 from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory

@@ -9,13 +9,13 @@ from aiogram import Bot, Router
 from aiogram.filters import Filter, StateFilter
 from aiogram.types import Message
 
-from bot_memory.access.gate import Gate
+from bot_memory.access import Gate
 from bot_memory.control.actions import Outcome, acting
-from bot_memory.ingress.text import storable
+from bot_memory.ingress import storable
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.directed import message_flags
 from bot_memory_aiogram.routers.common import Directed, deliver, in_topic

@@ -20,15 +20,15 @@ from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
 
-from bot_memory.access.gate import Gate, Requester
-from bot_memory.agent.tools import record_view
+from bot_memory.access import Gate, Requester
+from bot_memory.agent import record_view
 from bot_memory.control.actions import acting, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
-from bot_memory.retrieval.find import find_records
+from bot_memory.retrieval import find_records
 from bot_memory.service import Memory
-from bot_memory.storage.store import ScopeSummary
+from bot_memory.storage import ScopeSummary
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.routers.common import Directed
