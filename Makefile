@@ -33,15 +33,16 @@ TEST_ARGS := -q -n $(TEST_WORKERS) --dist loadfile
 test: $(STAMP)
 	$(BIN)/python -m pytest $(TEST_ARGS)
 
-# The inner loop: pure logic and single-database tests, no whole bots over HTTP or browsers.
+# The inner loop: tests/unit, tests/db and tests/bot without what is marked slow (whole bots
+# over HTTP, browsers, subprocesses); the fault suite is left to `make test` and `make soak`.
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest $(TEST_ARGS) -m "not slow"
+	$(BIN)/python -m pytest $(TEST_ARGS) -m "not slow" tests/unit tests/db tests/bot
 
 # The fault suite many times over (a few minutes): SOAK_RUNS=30 make soak for longer.
 soak: $(STAMP)
 	for i in $$(seq 1 $${SOAK_RUNS:-8}); do \
 		echo "soak run $$i"; \
-		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_faults.py || exit 1; \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/faults/test_pipeline_faults.py || exit 1; \
 	done
 
 bench: $(STAMP)

@@ -29,7 +29,7 @@ from bot_memory_aiogram.testing import FakeOpenAI
 
 # One template per pytest-xdist worker: two workers may share a TEST_DATABASE_URL server.
 TEMPLATE = "bm_template_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
-pytest_plugins = ["tests.e2e"]  # the `env` fixture: the bot over HTTP
+pytest_plugins = ["tests.support.e2e"]  # the `env` fixture: the bot over HTTP
 
 
 # Whole bots over HTTP, browsers, subprocesses and servers restarted: `make test-quick` leaves
@@ -38,9 +38,9 @@ SLOW_MODULES = {
     "test_cli",
     "test_end_to_end",
     "test_eval_harness",
-    "test_faults",
+    "test_pipeline_faults",
     "test_host_bot",
-    "test_integration",
+    "test_host_integration",
     "test_miniapp_browser",
     "test_run_entrypoint",
 }

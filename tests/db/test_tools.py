@@ -1,0 +1,157 @@
+"""The two tools and the agent's tool loop, on a real database and a fake model server."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from bot_memory.agent.tools import ToolContext
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.storage.store import SourceMessage
+from tests.support.fake_openai import FakeOpenAI
+
+PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=5, user_id=5)
+GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-9, topic_id=0)
+
+
+async def said(memory: Memory, scope: Scope, text: str, speaker: int = 5) -> SourceMessage:
+    source = await memory.record(scope, text=text, speaker_id=speaker)
+    assert source is not None
+    await memory.begin(source)
+    return source
+
+
+async def call(
+    memory: Memory, ctx: ToolContext, name: str, args: dict[str, object], call_id: str = "c1"
+) -> dict[str, object]:
+    return await memory.tools.execute(name, json.dumps(args), ctx, call_id=call_id)
+
+
+async def test_manage_memory_accepts_only_the_current_direct_request(memory: Memory) -> None:
+    question = await said(memory, PRIVATE, "do you remember my birthday?")
+    ctx = ToolContext(source=question)
+    result = await call(
+        memory, ctx, "manage_memory", {"action": "remember", "sourceId": question.source_id}
+    )
+    assert "not a direct remember request" in str(result["error"])
+
+    request = await said(memory, PRIVATE, "please remember that my birthday is 3 May")
+    ctx = ToolContext(source=request)
+    wrong = await call(memory, ctx, "manage_memory", {"action": "remember", "sourceId": "m1"})
+    assert "current human message" in str(wrong["error"])
+    quoted = ToolContext(source=request, quoted=True)
+    assert "error" in await call(
+        memory, quoted, "manage_memory", {"action": "remember", "sourceId": request.source_id}
+    )
+    # The model may not title a note: the title is what the user said (a title it makes up
+    # would be recalled as memory).
+    ok = await call(
+        memory,
+        ctx,
+        "manage_memory",
+        {"action": "remember", "sourceId": request.source_id, "title": "User is a VIP"},
+    )
+    assert ok["outcome"] == "remembered"
+
+    found = await call(memory, ctx, "query_memories", {"query": "3 May"}, call_id="c2")
+    [item] = found["results"]  # type: ignore[misc]
+    assert item["title"] == "my birthday is 3 May" and item["source_ids"] == [request.source_id]
+    assert "VIP" not in json.dumps(found)
+    cited = await memory.store.pool.fetchval(
+        "SELECT citation_source_ids FROM requests WHERE workspace_id = 'test' AND id = $1",
+        request.request_id,
+    )
+    assert cited == [request.source_id]
+
+
+async def test_group_participant_cannot_switch_group_recall(
+    memory: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = await said(memory, GROUP, "turn off memory", speaker=77)
+    args = {"action": "disable-memory", "sourceId": source.source_id}
+    with caplog.at_level(logging.INFO, logger="bot_memory"):
+        member = await call(memory, ToolContext(source=source), "manage_memory", args)
+    assert member["outcome"] == "not_allowed"
+    refusals = [r for r in caplog.records if getattr(r, "event", "") == "memory.tool_refused"]
+    assert refusals and "not_allowed" in refusals[0].getMessage()  # logged, with its reason
+    listed = await Memory.open(memory.settings.model_copy(update={"admin_user_ids": {77}}))
+    try:
+        admin = await call(listed, ToolContext(source=source), "manage_memory", args, call_id="c2")
+    finally:
+        await listed.close()
+    assert admin["outcome"] == "disabled"
+
+
+async def test_tool_usage_is_recorded_once_per_call(memory: Memory) -> None:
+    source = await said(memory, PRIVATE, "what do you know?")
+    ctx = ToolContext(source=source)
+    for _ in range(3):  # a replayed tool call (same ID) is recorded once
+        await call(memory, ctx, "query_memories", {}, call_id="same")
+    rows = await memory.store.pool.fetch("SELECT kind FROM usage_ledger")
+    assert [r["kind"] for r in rows] == ["tool:query_memories"]
+
+
+async def test_query_results_are_capped(memory: Memory) -> None:
+    for i in range(15):
+        src = await said(memory, PRIVATE, f"remember that item {i} is on shelf {i}")
+        await call(
+            memory,
+            ToolContext(source=src),
+            "manage_memory",
+            {"action": "remember", "sourceId": src.source_id},
+            call_id=f"r{i}",
+        )
+    src = await said(memory, PRIVATE, "list everything")
+    found = await call(memory, ToolContext(source=src), "query_memories", {"limit": 50})
+    assert len(found["results"]) == 12  # type: ignore[arg-type]
+
+
+async def test_agent_runs_tool_calls_and_returns_results_to_the_model(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    source = await said(memory, PRIVATE, "remember that the wifi password changes monthly")
+    llm.script(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {
+                        "name": "manage_memory",
+                        "arguments": json.dumps(
+                            {"action": "remember", "sourceId": source.source_id}
+                        ),
+                    },
+                }
+            ],
+        },
+        {"role": "assistant", "content": "Saved."},
+    )
+    answer = await memory.agent.answer(memory.turn(source))
+    assert answer.text == "Saved." and answer.rounds == 2
+    second = llm.chat_requests()[1]["messages"]
+    tool_msg = next(m for m in second if m["role"] == "tool")
+    assert json.loads(tool_msg["content"])["outcome"] == "remembered"
+    kinds = [
+        r["kind"]
+        for r in await memory.store.pool.fetch("SELECT kind FROM usage_ledger ORDER BY id")
+    ]
+    assert kinds == ["answer", "tool:manage_memory", "answer"]
+
+
+async def test_chat_history_is_off_when_memory_is_off(memory: Memory) -> None:
+    said_it = await said(memory, PRIVATE, "my bank pin hint is the dog")
+    await memory.finish(said_it, status="succeeded", answer_text="ok", bot_id=42)
+    off = await said(memory, PRIVATE, "turn off memory")
+    args = {"action": "disable-memory", "sourceId": off.source_id}
+    assert (await call(memory, ToolContext(source=off), "manage_memory", args))["outcome"] == (
+        "disabled"
+    )
+    src = await said(memory, PRIVATE, "what did I say?")
+    found = await call(memory, ToolContext(source=src), "query_chat_history", {"query": "pin"})
+    assert found == {"error": "memory is turned off in this chat", "excerpts": []}

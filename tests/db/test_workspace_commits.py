@@ -1,0 +1,439 @@
+"""The workspace transaction in a few statements (migration 015): how many each commit sends,
+counted on the real connections; what a commit reads after waiting for the workspace lock;
+recall rows derived on the server exactly as the application's rule says."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from bot_memory.access.gate import Membership
+from bot_memory.agent.tools import ToolContext
+from bot_memory.billing import ledger
+from bot_memory.control.actions import forget_record, note_id, switch
+from bot_memory.intents import recognize
+from bot_memory.pipeline import jobs
+from bot_memory.pipeline.discovery import plan_due
+from bot_memory.pipeline.prompts import ExtractionOutput
+from bot_memory.records import RecallRow, build_recall_row
+from bot_memory.retention.sweeps import expire_due, shorten
+from bot_memory.scopes import Scope
+from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
+from bot_memory.storage.store import SourceMessage
+from bot_memory.storage.workspace import WorkspaceView
+from tests.support.helpers import view
+from tests.support.statement_log import CountingPool
+
+SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
+OWNER = Membership(member=True, admin=True, reason="private-owner")
+NOW = datetime.now(UTC)
+
+
+@pytest.fixture
+async def memory(settings: MemorySettings) -> AsyncIterator[Memory]:
+    mem = await Memory.open(settings)
+    yield mem
+    await mem.close()
+
+
+@pytest.fixture
+def counted(memory: Memory) -> CountingPool:
+    """The store's pool, its statements noted (the worker's pool is left as it is)."""
+    counting = CountingPool(memory.store.pool)
+    memory.store.pool = counting  # type: ignore[assignment]
+    return counting
+
+
+async def said(memory: Memory, text: str, *, answer: str | None = "ok") -> SourceMessage:
+    source = await memory.record(SCOPE, text=text, speaker_id=7, sent_at=NOW)
+    assert source is not None
+    await memory.begin(source)
+    if answer is not None:
+        await memory.finish(source, status="succeeded", answer_text=answer, bot_id=42, now=NOW)
+    return source
+
+
+async def noted(memory: Memory, text: str, at: datetime = NOW) -> str:
+    source = await said(memory, text, answer=None)
+    request = recognize(text)
+    assert request is not None
+    result = await memory.control(request, source, who=OWNER, now=at)
+    assert result.outcome == "remembered"
+    await memory.finish(
+        source, status="succeeded", answer_text="Noted.", bot_id=42, kind="memory_control"
+    )
+    return result.memory_ids[0]
+
+
+# --- statements per commit -----------------------------------------------------------------
+# Before migration 015, in these same cases: a remember sent 5 statements (6 when its recall
+# row had to be read again), a forget by ID 18, an extraction 14, an expiry pass 22 and a
+# switch 7, BEGIN and COMMIT among them.
+
+
+async def test_a_remember_is_one_statement(memory: Memory, counted: CountingPool) -> None:
+    await noted(memory, "remember that the bike is blue")  # the scope exists from here on
+    source = await said(memory, "remember that the car is red", answer=None)
+    await counted.taken()
+    request = recognize(source.text)
+    assert request is not None
+    result = await memory.control(request, source, who=OWNER, now=NOW)
+    assert await counted.taken() == ["bm_remember"]
+    assert result.outcome == "remembered"
+    stored = await view(memory)
+    assert note_id(source.message_id) in stored.records
+    assert stored.scopes[SCOPE.key].index.pending  # due for consolidation
+
+
+async def test_a_forget_by_id_is_one_statement_when_nothing_is_left_to_decide(
+    memory: Memory, counted: CountingPool
+) -> None:
+    kept = await noted(memory, "remember that the bike is blue")
+    gone = await noted(memory, "remember that the car is red")
+    await counted.taken()
+    result = await forget_record(memory.store, SCOPE, gone, actor_id=7, who=OWNER, now=NOW)
+    assert await counted.taken() == ["bm_forget_at_once"]
+    assert (result.outcome, result.memory_ids) == ("forgotten", [gone])
+    stored = await view(memory)
+    assert list(stored.records) == [kept]
+    [tombstone] = stored.tombstones[SCOPE.key]  # the note's message, so nothing brings it back
+    assert note_id(tombstone) == gone
+    recalled = await memory.recall(SCOPE)
+    assert recalled.memory_ids == [kept] and "car" not in recalled.text
+
+
+async def test_a_forget_that_must_read_what_was_said_takes_the_longer_way(
+    memory: Memory, counted: CountingPool
+) -> None:
+    gone = await noted(memory, "remember that the spare key is under the mat")
+    mention = await said(memory, "so the spare key is under the mat, right?")  # not extracted
+    await said(memory, "lunch is at noon")
+    await counted.taken()
+    result = await forget_record(memory.store, SCOPE, gone, actor_id=7, who=OWNER, now=NOW)
+    assert await counted.taken() == [
+        "bm_forget_at_once",  # read what is not extracted yet: rolled back, nothing changed
+        "BEGIN",
+        "bm_forget_reach",
+        "bm_forget",
+        "COMMIT",
+    ]
+    assert result.outcome == "forgotten"
+    stored = await view(memory)
+    # The message that says it is tombstoned (extraction cannot bring it back); lunch is not.
+    assert stored.tombstones[SCOPE.key] == {mention.message_id, gone_message(gone)}
+
+
+async def checkpointed(memory: Memory) -> tuple[SourceMessage, jobs.Job]:
+    """A finished pair, planned and claimed as an extraction job whose model answer is
+    checkpointed: what runs from here is the commit."""
+    ctx = memory.pipeline.ctx
+    source = await said(memory, "we moved stand-up to half past nine")
+    await plan_due(ctx, NOW + timedelta(hours=1))
+    job = await jobs.claim_next(ctx.store.pool, lease_seconds=120, max_claims=3)
+    assert job is not None and job.phase == "extract"
+    answer = ExtractionOutput(
+        title="stand-up",
+        summary="Stand-up is at half past nine.",
+        source_ids=[s.id for s in job.snapshot.sources],
+    )
+    await jobs.save_checkpoint(ctx.store.pool, job, "extract", answer.model_dump())
+    return source, job
+
+
+def gone_message(record_id: str) -> int:
+    return int(record_id.removeprefix("mem_n"))
+
+
+async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
+    ctx = memory.pipeline.ctx
+    counting = CountingPool(ctx.store.pool)
+    ctx.store.pool = counting  # type: ignore[assignment]
+    _, job = await checkpointed(memory)
+    await counting.taken()
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "done"
+    # Calls of the job cut off by a crash become unknown in the same statement (nothing is sent
+    # from a checkpoint; a job that calls the model checks the ledger before the call).
+    assert await counting.taken() == ["bm_commit_extraction"]
+    [record] = (await view(memory)).valid_records(SCOPE.key)
+    assert record.title == "stand-up"
+    await assert_derived(memory)  # its recall row, by the rule
+
+
+async def test_a_checkpointed_extraction_with_a_call_cut_off_stops_for_an_operator(
+    memory: Memory,
+) -> None:
+    """An attempt of the job still pending when it resumes from its checkpoint was cut off by a
+    process that died: the commit makes it unknown, charged its reservation, and the job stops
+    instead of committing."""
+    pool = memory.store.pool
+    source, job = await checkpointed(memory)
+    request_id = await pool.fetchval(
+        "SELECT id FROM requests WHERE user_message_id = $1", source.message_id
+    )
+    attempt = await ledger.open_attempt(
+        pool,
+        workspace=SCOPE.workspace,
+        request_id=request_id,
+        job_id=job.id,
+        kind="memory_extract",
+        key="job:cut",
+        provider="p",
+        model="m",
+        worst_usd=0.25,
+        workspace_budget_usd=10.0,
+    )
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "stopped"
+    outcome, cost, reserved = await pool.fetchrow(
+        "SELECT outcome, cost_usd, reserved_usd FROM usage_ledger WHERE id = $1",
+        attempt.ledger_id,
+    )
+    assert (outcome, cost, reserved) == ("unknown", Decimal("0.25"), 0)
+    phase, kind, error, checkpoint = await pool.fetchrow(
+        "SELECT phase, stop_kind, last_error, checkpoint FROM memory_jobs WHERE id = $1", job.id
+    )
+    assert (phase, kind) == ("stopped", "unknown") and "cut off" in error
+    assert checkpoint == "{}"
+    assert tuple(
+        await pool.fetchrow(
+            "SELECT spent_usd, reserved_usd FROM workspaces WHERE id = $1", SCOPE.workspace
+        )
+    ) == (Decimal("0.25"), 0)
+    assert tuple(
+        await pool.fetchrow(
+            "SELECT charged_usd, reserved_usd FROM requests WHERE id = $1", request_id
+        )
+    ) == (Decimal("0.25"), 0)
+    assert (await view(memory)).valid_records(SCOPE.key) == []
+    watermark = await pool.fetchval(
+        "SELECT extracted_through FROM memory_scopes WHERE scope_key = $1", SCOPE.key
+    )
+    assert watermark == 0  # nothing committed
+
+
+async def test_an_expiry_pass_is_two_statements(memory: Memory, counted: CountingPool) -> None:
+    kept = await noted(memory, "remember that the bike is blue")
+    gone = await noted(memory, "remember that the car is red")
+    await counted.execute(
+        "UPDATE messages SET retain_until = $2 WHERE id = $1", gone_message(gone), NOW
+    )
+    await counted.taken()
+    report = await expire_due(memory.store, NOW + timedelta(seconds=1))
+    assert await counted.taken() == ["SELECT workspace_id,", "bm_erase"]
+    assert (report.messages, report.records) == (1, 1)
+    assert list((await view(memory)).records) == [kept]
+
+
+async def test_a_locked_transaction_writes_back_in_one_statement(
+    memory: Memory, counted: CountingPool
+) -> None:
+    await noted(memory, "remember that the bike is blue")
+    await counted.taken()
+    result = await switch(memory.store, SCOPE, False, actor_id=7, who=OWNER, now=NOW)
+    assert result.outcome == "disabled"
+    assert await counted.taken() == [
+        "BEGIN",
+        "bm_lock",  # the lock and the scope, read after it
+        "SELECT coalesce(max(id),",  # a button: what was said up to now is on this side
+        "bm_stop_jobs_touching",
+        "bm_save_scopes",  # the scope, its recall row and the version
+        "COMMIT",
+    ]
+    assert (await memory.recall(SCOPE)).mode == "off"
+
+
+# --- after waiting for the lock --------------------------------------------------------------
+
+
+async def waiting_for_the_lock(memory: Memory) -> None:
+    for _ in range(1000):
+        waiting = await memory.store.pool.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock'"
+        )
+        if waiting:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("nothing waited for the workspace lock")
+
+
+async def test_a_note_waiting_for_the_lock_sees_memory_turned_off_meanwhile(
+    memory: Memory,
+) -> None:
+    await noted(memory, "remember that the bike is blue")
+    source = await said(memory, "remember that the car is red", answer=None)
+    request = recognize(source.text)
+    assert request is not None
+    async with memory.store.locked("test", scope_key=SCOPE.key) as tx:
+        state = await tx.scope(SCOPE)
+        state.set_enabled(False, source.request_id)  # as a button pressed just before
+        tx.save(state)
+        remembering = asyncio.create_task(memory.control(request, source, who=OWNER, now=NOW))
+        await waiting_for_the_lock(memory)
+    assert (await remembering).outcome == "memory_off"
+    stored = await view(memory)
+    assert not stored.scopes[SCOPE.key].enabled  # not switched back on by a stale read
+    assert note_id(source.message_id) not in stored.records
+
+
+async def test_a_switch_waiting_for_the_lock_keeps_the_index_written_meanwhile(
+    memory: Memory,
+) -> None:
+    record = await noted(memory, "remember that the bike is blue")
+    async with memory.store.locked("test", scope_key=SCOPE.key) as tx:
+        state = await tx.scope(SCOPE)  # as a consolidation commits
+        state.index.text = f"- {record}: the bike is blue"
+        state.index.memory_ids = state.index.candidates = [record]
+        state.index.built_at, state.index.pending = NOW, False
+        tx.save(state)
+        switching = asyncio.create_task(
+            switch(memory.store, SCOPE, False, actor_id=7, who=OWNER, now=NOW)
+        )
+        await waiting_for_the_lock(memory)
+    assert (await switching).outcome == "disabled"
+    scope = (await view(memory)).scopes[SCOPE.key]
+    assert not scope.enabled
+    assert scope.index.text == f"- {record}: the bike is blue"  # not overwritten by a stale read
+
+
+# --- recall rows ------------------------------------------------------------------------------
+
+
+def expected_recall(stored: WorkspaceView, key: str) -> RecallRow:
+    """The application's rule (state.build_recall_row) over what is stored."""
+    state = stored.scopes[key]
+    valid = {r.id: r for r in stored.records.values() if r.valid}
+    indexed = [valid[i] for i in state.index.memory_ids if i in valid]
+    return build_recall_row(state, stored.valid_records(key), indexed, directory_max=8)
+
+
+async def assert_derived(memory: Memory) -> RecallRow:
+    row = await memory.store.recall_row(SCOPE)
+    assert row == expected_recall(await view(memory), SCOPE.key)
+    assert row is not None
+    return row
+
+
+async def test_recall_rows_are_derived_on_the_server_as_the_rule_says(memory: Memory) -> None:
+    # Long summaries in several scripts (cut at 240 characters, not bytes), more records than
+    # the directory holds.
+    ids = [
+        await noted(
+            memory,
+            f"remember that shelf {i} holds {'пиріг 🍰 ' * 40} and box {i}",
+            NOW + timedelta(seconds=i),
+        )
+        for i in range(10)
+    ]
+    row = await assert_derived(memory)
+    assert [e.id for e in row.directory] == ids[::-1][:8]
+    assert all(len(e.summary) == 240 for e in row.directory)
+    # Two at the same moment: their IDs decide the order.
+    ids += [
+        await noted(memory, f"remember that bin {i} is grey", NOW + timedelta(seconds=20))
+        for i in range(2)
+    ]
+    await assert_derived(memory)
+    async with memory.store.locked("test", scope_key=SCOPE.key) as tx:
+        state = await tx.scope(SCOPE)  # an index naming two records, built from three
+        state.index.text = "- shelves 1 and 2"
+        state.index.memory_ids = [ids[1], ids[2]]
+        state.index.candidates = [ids[1], ids[2], ids[3]]
+        state.index.built_at, state.index.pending = NOW, False
+        tx.save(state)
+    row = await assert_derived(memory)
+    assert [e.id for e in row.index_entries] == [ids[1], ids[2]] and not row.pending
+    # A shorter retention reaches the entries that show the records (as a host's call does).
+    async with memory.store.locked("test") as tx:
+        await shorten(tx, {gone_message(ids[9]), gone_message(ids[2])}, NOW + timedelta(days=2))
+    row = await assert_derived(memory)
+    assert {e.id: e for e in row.directory}[ids[9]].until == NOW + timedelta(days=2)
+    assert row.index_entries[1].until == NOW + timedelta(days=2)
+    # A candidate the index was built from goes: the index goes with it (its text may repeat it).
+    await forget_record(memory.store, SCOPE, ids[3], actor_id=7, who=OWNER, now=NOW)
+    row = await assert_derived(memory)
+    assert row.index_text == "" and row.index_entries == [] and row.pending
+    # Everything goes: nothing left to consolidate.
+    for record in ids[:3] + ids[4:]:
+        await forget_record(memory.store, SCOPE, record, actor_id=7, who=OWNER, now=NOW)
+    row = await assert_derived(memory)
+    assert row.directory == [] and not (await view(memory)).scopes[SCOPE.key].index.pending
+
+
+async def test_a_memory_query_commits_once_with_its_ledger_line(
+    memory: Memory, counted: CountingPool
+) -> None:
+    """An agent turn makes several query_memories calls: the read, its citations and the
+    tool's line in the ledger are one transaction (the line had a statement and a commit of its
+    own)."""
+    await noted(memory, "remember that the boat is called Aurora")
+    source = await said(memory, "what is the boat called?", answer=None)
+    await counted.taken()
+    result = await memory.tools.execute(
+        "query_memories", json.dumps({"query": "boat"}), ToolContext(source=source), call_id="q1"
+    )
+    assert [r["title"] for r in result["results"]], result
+    taken = await counted.taken()
+    # the read, then what it gave with the tool's ledger line in one statement
+    assert taken == ["BEGIN", "bm_lock", "WITH sw", "WITH used", "COMMIT"], taken
+    kinds = await memory.store.pool.fetch("SELECT kind, outcome FROM usage_ledger")
+    assert [(k["kind"], k["outcome"]) for k in kinds] == [("tool:query_memories", "ok")]
+
+
+# --- the cap -------------------------------------------------------------------------------
+
+
+async def test_a_record_past_the_cap_evicts_the_least_recently_used(
+    settings: MemorySettings,
+) -> None:
+    """Migration 017 finds what is past the cap by the LRU index: the least recently used
+    records go (by last use, then creation, then ID), never the one just added, and all of them
+    when the cap was lowered."""
+    memory = await Memory.open(settings.model_copy(update={"workspace_max_records": 3}))
+    try:
+        first = await noted(memory, "remember that the bike is blue", NOW)
+        second = await noted(memory, "remember that the car is red", NOW + timedelta(seconds=1))
+        third = await noted(memory, "remember that the van is green", NOW + timedelta(seconds=2))
+        await memory.store.pool.execute(  # the first was used since: the second is the LRU
+            "UPDATE memory_records SET last_used_at = $2 WHERE id = $1",
+            first,
+            NOW + timedelta(seconds=5),
+        )
+        fourth = await noted(memory, "remember that the boat is white", NOW + timedelta(seconds=3))
+        assert second not in (await view(memory)).records
+        assert set((await view(memory)).records) == {first, third, fourth}
+        # Lowered: everything but the new one goes.
+        memory.store.limits = dataclasses.replace(memory.store.limits, max_records=1)
+        fifth = await noted(memory, "remember that the kite is pink", NOW - timedelta(days=1))
+        assert set((await view(memory)).records) == {fifth}
+    finally:
+        await memory.close()
+
+
+async def test_an_extraction_whose_source_changed_during_the_call_stops_at_commit(
+    memory: Memory,
+) -> None:
+    """Migration 017 ends the job as done while checking its ownership; a commit that finds its
+    input changed writes the stop over that, leaving the job as a stop always did."""
+    pool = memory.store.pool
+    source, job = await checkpointed(memory)
+    await pool.execute(  # edited while the answer was being written (nothing stopped the job)
+        "UPDATE messages SET content_hash = 'changed' WHERE id = $1", source.message_id
+    )
+    assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "stopped"
+    row = await pool.fetchrow(
+        "SELECT phase, stop_kind, last_error, checkpoint::text, ownership_token, lease_until,"
+        " claims, finished_at IS NOT NULL AS finished FROM memory_jobs WHERE id = $1",
+        job.id,
+    )
+    assert (row["phase"], row["stop_kind"]) == ("stopped", "changed")
+    assert row["last_error"] == f"source m{source.message_id} was edited during extraction"
+    assert (row["checkpoint"], row["ownership_token"], row["lease_until"]) == ("{}", None, None)
+    assert row["claims"] == job.claims and row["finished"]
+    assert (await view(memory)).valid_records(SCOPE.key) == []
