@@ -53,8 +53,11 @@ bench: $(STAMP)
 eval: $(EVAL_STAMP)
 	$(BIN)/python -m bot_memory.evaluation.cli bot_memory/evaluation/data/sample.jsonl --out eval-out $(EVAL_ARGS)
 
+# The gate CI runs before the tests (and .pre-commit-config.yaml runs the same): lint, the
+# format, and types (mypy strict with the pydantic plugin).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 clean:

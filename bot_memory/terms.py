@@ -220,9 +220,7 @@ def _phrase_parts(phrase: str) -> list[str]:
     """A phrase's terms in order: its words exactly, a CJK run as consecutive bigrams."""
     parts: list[str] = []
     for token in _tokens(phrase):
-        if token.kind == "word":
-            parts.append(quote_term(token.text))
-        elif len(token.text) == 1:
+        if token.kind == "word" or len(token.text) == 1:
             parts.append(quote_term(token.text))
         else:
             parts += [quote_term(token.text[i : i + 2]) for i in range(len(token.text) - 1)]

@@ -80,8 +80,7 @@ class ReferenceAgent:
                     ],
                 }
             )
-            for call in completion.tool_calls:
-                transcript.append(await turn.execute(call))
+            transcript.extend([await turn.execute(call) for call in completion.tool_calls])
         log.warning("memory.agent_round_limit", request=source.request_id)
         raise ModelError("the model kept calling tools past the round limit")
 

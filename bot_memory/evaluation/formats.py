@@ -143,7 +143,7 @@ class Dataset:
         return sum(len(c.questions) for c in self.conversations)
 
 
-def load(path: Path | str, format: Format | None = None) -> Dataset:
+def load(path: Path | str, format: Format | None = None) -> Dataset:  # noqa: A002 (as --format)
     """Read a dataset file (or a folder or .zip of LoCoMo files, one conversation each); the
     format is told by its content (or forced)."""
     path = Path(path)
@@ -154,7 +154,7 @@ def load(path: Path | str, format: Format | None = None) -> Dataset:
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from exc
     if format is None:
-        format = detect(path, raw)
+        format = detect(path, raw)  # noqa: A001
     if format == "jsonl":
         conversations = read_jsonl(raw, where=str(path))
     else:
@@ -168,7 +168,7 @@ def load(path: Path | str, format: Format | None = None) -> Dataset:
     return Dataset(name=path.stem, format=format, conversations=tuple(conversations))
 
 
-def _load_many(path: Path, format: Format | None) -> Dataset:
+def _load_many(path: Path, format: Format | None) -> Dataset:  # noqa: A002
     """LoCoMo as one file per conversation: every .json in a folder or a .zip, by name."""
     try:
         if path.is_dir():

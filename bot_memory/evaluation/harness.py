@@ -509,9 +509,7 @@ class _ConversationRunner:
     # --- forgetting -----------------------------------------------------------------------------
 
     async def _forgets(self, asked: dict[str, tuple[Answer, int]]) -> None:
-        checks = []
-        for forget in self.conv.forgets:
-            checks.append(await self._forget(forget))
+        checks = [await self._forget(forget) for forget in self.conv.forgets]
         self.clock += self.idle + timedelta(seconds=1)
         await self._settle(self.clock)
         for check in checks:

@@ -165,9 +165,11 @@ def markdown(run: RunResult) -> str:
         f" ${sum(c.cost_usd for c in ingest):.4f} (included in memory's row).",
         *run.notes,
     ]
-    for r in system_rows(run):
-        if r["errors"]:
-            notes.append(f"{r['errors']} {r['system']} answer(s) failed (model errors: see JSON).")
+    notes.extend(
+        f"{r['errors']} {r['system']} answer(s) failed (model errors: see JSON)."
+        for r in system_rows(run)
+        if r["errors"]
+    )
     if run.forgets:
         spent = [c.forget for c in run.conversations]
         notes.append(

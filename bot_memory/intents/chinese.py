@@ -244,9 +244,12 @@ def _chinese_whole_rules(c: Ctx) -> Outcome:
     if m := _ZH_BA_FORGET.fullmatch(n):
         # "把钥匙忘了" is "(I) forgot the keys"; 吧 or a polite prefix makes it
         # an imperative, and the object must be something the user said.
-        if m.group("verb") == "忘了" and not (m.group("ba") or c.polite):
-            if c.you or not _ZH_INFO_END.search(n, m.start("x"), m.end("x")):
-                return None  # "把我的钥匙忘了", "你把我的生日忘了"
+        if (
+            m.group("verb") == "忘了"
+            and not (m.group("ba") or c.polite)
+            and (c.you or not _ZH_INFO_END.search(n, m.start("x"), m.end("x")))
+        ):
+            return None  # "把我的钥匙忘了", "你把我的生日忘了"
         if not _ZH_FORGET_LEAD.match(n, m.start("x")):
             return None
         subject = rest[m.start("x") : m.end("x")]

@@ -383,7 +383,7 @@ def _whole(c: _Ctx) -> Outcome:
     if not rest or len(rest) > 300:
         return NO_TRIGGER
     start = c.text.find(rest, c.pos)
-    if 0 <= start and start + len(rest) <= len(c.head):  # the head already holds it, unmixed
+    if start >= 0 and start + len(rest) <= len(c.head):  # the head already holds it, unmixed
         n = c.head[start : start + len(rest)]
     else:
         n = _lower(unmix(norm(rest)))

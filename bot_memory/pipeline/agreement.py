@@ -32,20 +32,20 @@ def disagreements(
     bots: list[dict[str, Any]], live_workers: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Each setting a live worker runs with differently from a bot, with both values."""
-    found = []
+    found: list[dict[str, Any]] = []
     for worker in live_workers:
         theirs = worker.get("settings") or {}
         for bot in bots:
             ours = bot.get("settings") or {}
-            for name in PIPELINE_SETTINGS:
-                if name in theirs and name in ours and theirs[name] != ours[name]:
-                    found.append(
-                        {
-                            "worker": worker["worker"],
-                            "bot_id": bot["bot_id"],
-                            "setting": name,
-                            "worker_value": theirs[name],
-                            "bot_value": ours[name],
-                        }
-                    )
+            found.extend(
+                {
+                    "worker": worker["worker"],
+                    "bot_id": bot["bot_id"],
+                    "setting": name,
+                    "worker_value": theirs[name],
+                    "bot_value": ours[name],
+                }
+                for name in PIPELINE_SETTINGS
+                if name in theirs and name in ours and theirs[name] != ours[name]
+            )
     return found

@@ -592,9 +592,9 @@ def command_spans(text: str, kinds: set[str]) -> list[Span]:
     out: list[Span] = []
     for anchor, pattern in _COMMAND_FLAGS:
         if anchor.decode() in kinds:
-            for m in pattern.finditer(text):
-                if not is_placeholder(m.group("s")):
-                    out.append(m.span("s"))
+            out.extend(
+                m.span("s") for m in pattern.finditer(text) if not is_placeholder(m.group("s"))
+            )
     return out
 
 

@@ -91,10 +91,10 @@ async def find_traces(
                             [text, escaped],
                         )
                     )
-                for mid in ids:
-                    probes.append(
-                        (f"{column}::text ~ $2", f"m{mid}", [rf"(^|[^0-9A-Za-z_])m{mid}([^0-9]|$)"])
-                    )
+                probes.extend(
+                    (f"{column}::text ~ $2", f"m{mid}", [rf"(^|[^0-9A-Za-z_])m{mid}([^0-9]|$)"])
+                    for mid in ids
+                )
             elif kind == "terms":
                 # Search terms of a text (search.py), all of them: its words are stored there.
                 for text in texts:
@@ -102,20 +102,15 @@ async def find_traces(
                     if query:
                         probes.append((f"{column} @@ $2::tsquery", text, [query]))
             elif kind == "int" and (column in _ID_COLUMNS or (table, column) in _ROW_ITSELF):
-                for mid in ids:
-                    probes.append((f"{column} = $2", f"m{mid}", [mid]))
+                probes.extend((f"{column} = $2", f"m{mid}", [mid]) for mid in ids)
             for condition, needle, args in probes:
                 rows = await conn.fetch(
                     f"SELECT {key} AS k FROM {table} WHERE {where} AND {condition}",
                     workspace,
                     *args,
                 )
-                for r in rows:
-                    found.append(
-                        Trace(
-                            table, column, r["k"], needle, _expected(table, column, needle, after)
-                        )
-                    )
+                expected = _expected(table, column, needle, after)
+                found.extend(Trace(table, column, r["k"], needle, expected) for r in rows)
     return found
 
 

@@ -41,9 +41,12 @@ def is_directed(message: Message, *, bot_id: int, bot_username: str | None) -> b
     for entity in message.entities or message.caption_entities or []:
         if entity.type == "text_mention" and entity.user is not None and entity.user.id == bot_id:
             return True
-        if entity.type == "mention" and username:
-            if entity.extract_from(text).casefold() == "@" + username:
-                return True
+        if (
+            entity.type == "mention"
+            and username
+            and entity.extract_from(text).casefold() == "@" + username
+        ):
+            return True
         if entity.type == "bot_command" and entity.offset == 0:
             command = entity.extract_from(text)
             if "@" not in command:

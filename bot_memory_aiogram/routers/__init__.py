@@ -61,9 +61,12 @@ class ForMemory(Filter):
         if memory_source is None and not memory_unavailable:
             return (message.text or "").startswith("/")  # e.g. /start from a Mini App link
         request = recognized(message)
-        if request is None and not self.reference_agent:
-            if not (message.text or message.caption or "").startswith("/"):
-                return False
+        if (
+            request is None
+            and not self.reference_agent
+            and not (message.text or message.caption or "").startswith("/")
+        ):
+            return False
         return {"memory_request": request, "memory_request_read": True}
 
 

@@ -9,6 +9,7 @@ is recorded in :attr:`FakeOpenAI.requests`; the answer comes from the one-shot
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import itertools
 import json
@@ -304,10 +305,8 @@ class FakeOpenAI(LoopbackServer):
                 )
                 raise TimeoutError(msg)
             self._changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                pass
 
     # ----------------------------------------------------------- HTTP
 
@@ -338,10 +337,8 @@ class FakeOpenAI(LoopbackServer):
 
         item: ScriptItem | None = self._script.pop(0) if self._script else None
         if item == "hang":
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), HANG_SECONDS)
-            except TimeoutError:
-                pass
             return self._error(503, "fake server stopped while hanging")
         if item == "drop":  # the request arrived; the connection dies before any answer
             if request.transport is not None:

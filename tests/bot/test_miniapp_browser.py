@@ -232,7 +232,7 @@ async def test_english_light_list_search_forget_switch_and_export(app: Served) -
     await expect(page.locator("#preview-title")).to_have_text("These 3 memories will be forgotten:")
     preview = page.locator("#preview-list .card h3")
     await expect(preview).to_have_count(3)
-    assert {t for t in await preview.all_inner_texts()} == {
+    assert set(await preview.all_inner_texts()) == {
         "A second cat",
         "Tofu likes tuna",
         "I moved to Lisbon in May",

@@ -302,7 +302,7 @@ async def test_a_member_who_left_gets_answers_without_group_memory(db_url: str) 
         assert "memory_context" not in last_prompt(env)
         assert "Thursday" not in last_prompt(env)  # nor the group's stored conversation
         tools = {t["function"]["name"] for t in env.llm.chat_requests()[-1]["tools"]}
-        assert "query_memories" in tools  # offered, but it refuses a non-member (test_trust)
+        assert "query_memories" in tools  # offered; it refuses a non-member (test_authorization)
         env.emu.set_chat_member_status(GROUP, CY, "restricted", is_member=False)
         await env.say(4, user_id=CY, **in_group("when is the retro?"))
         assert "memory_context" not in last_prompt(env)
