@@ -1,15 +1,23 @@
-"""The documentation stays true: the configuration page is the settings class as it is."""
+"""The documentation stays true: the configuration page is the settings class as it is, every
+repository path a page names exists, and the site builds with `mkdocs build --strict`."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from bot_memory.settings import MemorySettings
 
 ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# A path in backticks that starts with one of the repository's own folders.
+REPO_PATH = re.compile(r"`((?:bot_memory|bot_memory_aiogram|examples|bench|locales|docs)/[^`\s]*)`")
 
 
 def _generator() -> ModuleType:
@@ -71,3 +79,34 @@ def test_the_generator_reads_comments_sections_and_aliases() -> None:
         "BOT_MEMORY_LLM_API_KEY",
         "OPENAI_API_KEY",
     ]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_repository_path_a_page_names_exists(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    for path in REPO_PATH.findall(text):
+        bare = path.split("#")[0].rstrip(".,:;)")
+        if any(ch in bare for ch in "<>*{"):  # a pattern such as locales/<language>/*.ftl
+            continue
+        assert (ROOT / bare).exists(), f"{page.relative_to(ROOT)} names {path}, which is gone"
+
+
+def test_the_readme_links_only_to_pages_that_exist() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\((docs/[^)#\s]+)", text)
+    assert links, "the README links into docs/"
+    for link in links:
+        assert (ROOT / link).exists(), link
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (it is in the dev extra: make .venv/.installed)")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
