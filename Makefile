@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-app test test-quick soak bench lint eval clean
+.PHONY: demo demo-app test test-quick soak bench lint eval docs docs-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,14 @@ bench: $(STAMP)
 eval: $(EVAL_STAMP)
 	$(BIN)/python -m bot_memory.evaluation.cli bot_memory/evaluation/data/sample.jsonl --out eval-out $(EVAL_ARGS)
 
+# The documentation site, from docs/ and mkdocs.yml, into site/ (a warning fails the build).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+# docs/configuration.md is generated from bot_memory/settings.py (tests/test_docs.py checks it).
+docs-config: $(STAMP)
+	$(BIN)/python docs/gen_config.py
+
 # The gate CI runs before the tests (and .pre-commit-config.yaml runs the same): lint, the
 # format, and types (mypy strict with the pydantic plugin).
 lint: $(STAMP)
@@ -61,4 +69,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out test-out
+	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out test-out site

@@ -1,6 +1,7 @@
 """What a host imports stays importable: the public names of `bot_memory`, `bot_memory_aiogram`
 and `bot_memory_aiogram.testing` (pinned here, so a removal is a visible change), every import
-the README shows, and the old forms kept for one release with a DeprecationWarning."""
+the README and the pages under docs/ show, and the old forms kept for one release with a
+DeprecationWarning."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ MOVED = {
     "bot_memory_aiogram.fake_openai": "bot_memory_aiogram.testing.fake_openai",
     "bot_memory_aiogram.loopback": "bot_memory_aiogram.testing.loopback",
 }
-HOST_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").rglob("*.py"))]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+HOST_FILES = [*DOC_FILES, *sorted((ROOT / "examples").rglob("*.py"))]
 FROM_IMPORT = re.compile(r"^\s*from (bot_memory[\w.]*) import ([\w, ]+?)\s*(?:#.*)?$", re.M)
 DOTTED = re.compile(r"`(bot_memory(?:_aiogram)?(?:\.\w+)+)")
 
@@ -80,21 +82,39 @@ def test_the_public_names_are_pinned() -> None:
             assert getattr(package, name) is not None
 
 
-def test_every_import_a_host_is_shown_works_and_is_public() -> None:
+def _imports_shown(path: Path) -> list[tuple[str, str]]:
     shown: list[tuple[str, str]] = []
-    for path in HOST_FILES:
-        for module, names in FROM_IMPORT.findall(path.read_text(encoding="utf-8")):
-            shown += [(module, name.strip()) for name in names.split(",") if name.strip()]
-    assert ("bot_memory_aiogram.testing", "running_bot") in shown  # the reader finds them
-    for module, name in shown:
-        assert hasattr(importlib.import_module(module), name), f"from {module} import {name}"
+    for module, names in FROM_IMPORT.findall(path.read_text(encoding="utf-8")):
+        shown += [(module, name.strip()) for name in names.split(",") if name.strip()]
+    return shown
+
+
+def test_the_docs_show_imports_where_expected() -> None:
+    assert {path.name for path in DOC_FILES} >= {"README.md", "host-guide.md", "miniapp.md"}
+    readme = _imports_shown(ROOT / "README.md")
+    assert ("bot_memory", "Memory") in readme  # the wiring snippet
+    assert ("bot_memory_aiogram", "setup") in readme
+    assert ("bot_memory_aiogram.testing", "running_bot") in readme
+    assert ("bot_memory_aiogram.miniapp", "mount") in _imports_shown(ROOT / "docs" / "miniapp.md")
+
+
+@pytest.mark.parametrize("path", HOST_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_import_a_host_is_shown_works_and_is_public(path: Path) -> None:
+    for module, name in _imports_shown(path):
+        where = f"{path.relative_to(ROOT)}: from {module} import {name}"
+        assert hasattr(importlib.import_module(module), name), where
         if module in PUBLIC:
-            assert name in PUBLIC[module], f"{module}.{name} is shown to hosts: make it public"
+            assert name in PUBLIC[module], f"{where} is shown to hosts: make it public"
 
 
-def test_every_name_the_readme_mentions_exists() -> None:
-    mentioned = DOTTED.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+def test_the_docs_mention_the_json_formatter() -> None:
+    mentioned = {m for path in DOC_FILES for m in DOTTED.findall(path.read_text(encoding="utf-8"))}
     assert "bot_memory.JsonFormatter" in mentioned
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_name_the_docs_mention_exists(path: Path) -> None:
+    mentioned = DOTTED.findall(path.read_text(encoding="utf-8"))
     for dotted in (m for m in mentioned if m not in MOVED):  # those: the test below
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):  # the longest importable module, then attributes
@@ -106,7 +126,7 @@ def test_every_name_the_readme_mentions_exists() -> None:
                 found = getattr(found, attribute)
             break
         else:
-            pytest.fail(f"README mentions {dotted}, which does not exist")
+            pytest.fail(f"{path.relative_to(ROOT)} mentions {dotted}, which does not exist")
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
