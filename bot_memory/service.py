@@ -8,9 +8,7 @@ Ingress records through it, the worker runs under it, recall and tools are reach
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -22,7 +20,7 @@ from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache
 from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn
 from bot_memory.control import actions as control
 from bot_memory.control.actions import ControlResult
-from bot_memory.ingress import RequestCloser, storable
+from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
 from bot_memory.models import ChatModel, build_model
@@ -66,19 +64,6 @@ class MemoryUnavailable(RuntimeError):
     in-process buffer and recorded once the database is back (see Memory.record)."""
 
 
-@dataclass(frozen=True)
-class _Held:
-    """A directed message recorded while the database was away."""
-
-    scope: Scope
-    text: str
-    speaker_id: int
-    thread_id: int
-    telegram_message_id: int | None
-    language: str | None
-    sent_at: datetime
-
-
 @dataclass
 class Memory:
     settings: MemorySettings
@@ -93,12 +78,16 @@ class Memory:
     closer: RequestCloser
     requests_first: RequestsFirst
     _marked: dict[str, datetime] = field(default_factory=dict)  # scope -> last use written
-    _held: deque[_Held] = field(default_factory=deque)
-    _drainer: asyncio.Task[None] | None = None
+    _outage: OutageBuffer = field(init=False)
     _closed: bool = False
     # Bumped by every purge: what adapters cached about chats (their auto-delete timers) was
     # deleted with the workspace and must be asked for again.
     purges: int = 0
+
+    def __post_init__(self) -> None:
+        self._outage = OutageBuffer(
+            self.settings.ingress_buffer_max, self._record, self._close_unanswered
+        )
 
     @classmethod
     async def open(
@@ -177,8 +166,7 @@ class Memory:
             return
         self._closed = True
         await self.closer.flush()
-        if self._drainer is not None:
-            self._drainer.cancel()
+        self._outage.cancel()
         if self.worker.started:
             await self.worker.stop()  # removes its row in worker_ticks when it stops cleanly
         else:  # ticks run directly (a host's or a test's) leave a row too: this is a clean end
@@ -395,7 +383,7 @@ class Memory:
         then skipped and logged), recorded once the database is back, and MemoryUnavailable is
         raised so the caller can answer without memory.
         """
-        held = _Held(
+        held = Held(
             scope,
             storable(text),  # what the database refuses (NUL, lone surrogates) goes first
             speaker_id,
@@ -409,10 +397,10 @@ class Memory:
         except Exception as exc:
             if not is_connection_error(exc):
                 raise
-            self._hold(held, exc)
+            self._outage.hold(held, exc)
             raise MemoryUnavailable(str(exc)) from exc
 
-    async def _record(self, held: _Held) -> SourceMessage | None:
+    async def _record(self, held: Held) -> SourceMessage | None:
         days = self.settings.message_retention_days
         return await self.store.record_directed(
             held.scope,
@@ -426,43 +414,8 @@ class Memory:
             retain_until=held.sent_at + timedelta(days=days) if days is not None else None,
         )
 
-    def _hold(self, held: _Held, exc: BaseException) -> None:
-        if len(self._held) >= self.settings.ingress_buffer_max:
-            log.warning(
-                "memory.ingress_skipped",
-                reason="database unavailable and the buffer is full",
-                chat_id=held.scope.chat_id,
-                message_id=held.telegram_message_id,
-            )
-            return
-        self._held.append(held)
-        log.warning("memory.ingress_held", held=len(self._held), error=repr(exc)[:200])
-        if self._drainer is None or self._drainer.done():
-            self._drainer = asyncio.create_task(self._drain(), name="bot-memory-ingress-drain")
-
-    async def _drain(self) -> None:
-        """Record what was held while the database was away, oldest first, once it is back.
-        Those requests were answered without memory, so they are closed as unanswered."""
-        pause = 0.5
-        while self._held:
-            held = self._held[0]
-            try:
-                source = await self._record(held)
-                if source is not None:
-                    await self.finish(
-                        source, status="unanswered", error="recorded after a database outage"
-                    )
-            except Exception as exc:
-                if not is_connection_error(exc):
-                    log.warning("memory.ingress_dropped", error=repr(exc)[:200])
-                    self._held.popleft()
-                    continue
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 5.0)
-                continue
-            self._held.popleft()
-            pause = 0.5
-        log.info("memory.ingress_recovered")
+    async def _close_unanswered(self, source: SourceMessage) -> None:
+        await self.finish(source, status="unanswered", error="recorded after a database outage")
 
     async def record_edit(
         self, chat_id: int, telegram_message_id: int, text: str, *, bot_id: int

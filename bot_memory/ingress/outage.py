@@ -1,0 +1,93 @@
+"""Directed messages that arrive while PostgreSQL is away: held in a bounded buffer in the
+process, and recorded oldest first once the database answers again.
+
+The handler that got the message has already answered without memory, so a held message's
+request is closed as unanswered when it is finally recorded: it is history, never a request
+still waiting for its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot_memory.logs import get_logger
+from bot_memory.scopes import Scope
+from bot_memory.storage import SourceMessage, is_connection_error
+
+log = get_logger(__name__)
+
+FIRST_PAUSE_SECONDS = 0.5  # between tries while the database is still away, doubling
+LAST_PAUSE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Held:
+    """A directed message recorded while the database was away."""
+
+    scope: Scope
+    text: str
+    speaker_id: int
+    thread_id: int
+    telegram_message_id: int | None
+    language: str | None
+    sent_at: datetime
+
+
+Record = Callable[[Held], Awaitable[SourceMessage | None]]
+Close = Callable[[SourceMessage], Awaitable[None]]
+
+
+class OutageBuffer:
+    """At most `limit` held messages; past it one is skipped with a log line, never queued."""
+
+    def __init__(self, limit: int, record: Record, close_unanswered: Close) -> None:
+        self.limit = limit
+        self._record = record
+        self._close = close_unanswered
+        self._held: deque[Held] = deque()
+        self._drainer: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def hold(self, held: Held, exc: BaseException) -> None:
+        if len(self._held) >= self.limit:
+            log.warning(
+                "memory.ingress_skipped",
+                reason="database unavailable and the buffer is full",
+                chat_id=held.scope.chat_id,
+                message_id=held.telegram_message_id,
+            )
+            return
+        self._held.append(held)
+        log.warning("memory.ingress_held", held=len(self._held), error=repr(exc)[:200])
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.create_task(self._drain(), name="bot-memory-ingress-drain")
+
+    def cancel(self) -> None:
+        if self._drainer is not None:
+            self._drainer.cancel()
+
+    async def _drain(self) -> None:
+        pause = FIRST_PAUSE_SECONDS
+        while self._held:
+            held = self._held[0]
+            try:
+                source = await self._record(held)
+                if source is not None:
+                    await self._close(source)
+            except Exception as exc:
+                if not is_connection_error(exc):
+                    log.warning("memory.ingress_dropped", error=repr(exc)[:200])
+                    self._held.popleft()
+                    continue
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, LAST_PAUSE_SECONDS)
+                continue
+            self._held.popleft()
+            pause = FIRST_PAUSE_SECONDS
+        log.info("memory.ingress_recovered")
