@@ -3,7 +3,7 @@
 Every change to memory happens inside `locked_workspace`, one transaction that holds the
 workspace row FOR NO KEY UPDATE (so ingress inserts, whose foreign-key checks take FOR KEY
 SHARE, are never blocked by it). Records are rows of a child table keyed by the workspace; the
-transaction loads only what a decision needs, the pure functions of `state.py` decide, and on
+transaction loads only what a decision needs, the pure functions of `records.py` decide, and on
 the way out the scopes that changed are written back with their recall rows derived anew, in
 one statement. The steps of a commit are server-side functions (migration 015), so a commit is a
 few statements, not one round trip per step; the frequent commits (a note, a forget by ID, an
@@ -21,7 +21,13 @@ from typing import Any
 
 import asyncpg
 
-from bot_memory.records import MemoryRecord, ScopeIndex, ScopeState, SourceRef
+from bot_memory.records import (
+    RECALL_SUMMARY_CHARS,
+    MemoryRecord,
+    ScopeIndex,
+    ScopeState,
+    SourceRef,
+)
 from bot_memory.scopes import Scope
 from bot_memory.terms import record_vector
 
@@ -42,7 +48,6 @@ class Limits:
     consolidation_max_candidates: int = 48
 
 
-RECALL_SUMMARY_CHARS = 240  # a directory entry's share of a record's summary
 _RECORD_COLUMNS = (
     "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
     " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
