@@ -352,10 +352,32 @@ LANGUAGE sql STABLE AS $$
     SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
 $$;
 
--- A scope's state with its recall row derived from its records (state.build_recall_row): the
--- newest valid records are the directory, the valid records its index names are the index's
--- entries (each with the first characters of its summary, and its sources' IDs for the host's
--- read-grant hook). An index that names a record that is gone, or was built from one (its text
+-- A recall entry: what recall shows of a record (records.RecallEntry): its title, the first
+-- `summary_chars` characters of its summary, who said it and where, its retention boundary and
+-- its sources' IDs (for the host's read-grant hook).
+CREATE OR REPLACE FUNCTION bm_recall_entry(ws text, r memory_records, summary_chars integer)
+RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
+        'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
+        'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
+        'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id ORDER BY x.message_id)
+            FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
+            '[]'::jsonb))
+$$;
+
+-- A recall row's switches (records.RecallRow): the scope's, and `pending` while its index is
+-- stale or there is none (recall shows the directory then).
+CREATE OR REPLACE FUNCTION bm_recall_switches(s memory_scopes) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('enabled', s.enabled, 'suspended', s.suspended,
+                              'pending', s.index_pending OR s.index_text = '')
+$$;
+
+-- A scope's state with its recall row derived from its records (the rule, here only: tests check
+-- it against rows written out by hand): the newest valid records are the directory, the valid
+-- records its index names are the index's entries (bm_recall_entry). An index that names a record that is gone, or was built from one (its text
 -- may repeat any of them), is dropped with its text; with no records left there is nothing to
 -- consolidate. Reads only: the caller writes the row.
 --
@@ -391,15 +413,8 @@ BEGIN
         SELECT p.newest, p.n, p.created_at, p.id, CASE
             WHEN known->p.id->>'until' IS NOT DISTINCT FROM bm_iso(p.available_until)
                 AND known ? p.id THEN known->p.id
-            ELSE (SELECT jsonb_build_object(
-                'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
-                'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
-                'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
-                'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id
-                                                  ORDER BY x.message_id)
-                    FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
-                    '[]'::jsonb))
-             FROM memory_records r WHERE r.workspace_id = ws AND r.id = p.id) END AS entry
+            ELSE (SELECT bm_recall_entry(ws, r, summary_chars)
+                  FROM memory_records r WHERE r.workspace_id = ws AND r.id = p.id) END AS entry
         FROM picked p
     )
     SELECT coalesce(jsonb_agg(e.entry ORDER BY e.created_at DESC, e.id DESC)
@@ -424,11 +439,9 @@ BEGIN
     ELSIF n_newest = 0 THEN
         s.index_pending := false;  -- nothing left to consolidate
     END IF;
-    s.recall := jsonb_build_object(
-        'enabled', s.enabled, 'suspended', s.suspended,
-        'pending', s.index_pending OR s.index_text = '', 'index_text', s.index_text,
-        'memory_ids', to_jsonb(s.index_ids), 'index_entries', indexed,
-        'directory', directory);
+    s.recall := bm_recall_switches(s) || jsonb_build_object(
+        'index_text', s.index_text, 'memory_ids', to_jsonb(s.index_ids),
+        'index_entries', indexed, 'directory', directory);
     RETURN s;
 END $$;
 
@@ -459,13 +472,7 @@ BEGIN
             WHERE e->>'id' = ANY(evicted)) THEN
         RETURN NULL;
     END IF;
-    SELECT r.created_at, jsonb_build_object(
-            'id', r.id, 'title', r.title, 'summary', left(r.summary, summary_chars),
-            'speaker_ids', to_jsonb(r.speaker_ids), 'thread_ids', to_jsonb(r.thread_ids),
-            'until', bm_iso(r.available_until), 'created_at', bm_iso(r.created_at),
-            'source_ids', coalesce((SELECT jsonb_agg('m' || x.message_id ORDER BY x.message_id)
-                FROM record_sources x WHERE x.workspace_id = ws AND x.record_id = r.id),
-                '[]'::jsonb))
+    SELECT r.created_at, bm_recall_entry(ws, r, summary_chars)
       INTO created, entry
       FROM memory_records r
       WHERE r.workspace_id = ws AND r.id = added->>'id' AND r.scope_key = s.scope_key
@@ -477,9 +484,7 @@ BEGIN
         RETURN NULL;
     END IF;
     n := jsonb_array_length(directory);
-    s.recall := before || jsonb_build_object(
-        'enabled', s.enabled, 'suspended', s.suspended,
-        'pending', s.index_pending OR s.index_text = '',
+    s.recall := before || bm_recall_switches(s) || jsonb_build_object(
         'directory', CASE
             WHEN n < directory_max THEN jsonb_build_array(entry) || directory
             WHEN n = directory_max AND n > 0 THEN jsonb_build_array(entry) || (directory - (-1))
@@ -861,7 +866,8 @@ END $$;
 
 -- --- the commits --------------------------------------------------------------------------
 
--- Records as the application reads them (workspace.record_from_row), by ID.
+-- Records as the application reads them (workspace.record_from_row), by ID: their own sources
+-- first, then those inherited, each in message order (as workspace.RECORD_SOURCES reads them).
 CREATE OR REPLACE FUNCTION bm_records_json(ws text, ids text[]) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(jsonb_agg(jsonb_build_object(
@@ -873,7 +879,7 @@ LANGUAGE sql STABLE AS $$
         'available_until', r.available_until,
         'sources', coalesce((SELECT jsonb_agg(jsonb_build_object('message_id', s.message_id,
             'hash', s.hash, 'speaker_id', s.speaker_id, 'thread_id', s.thread_id,
-            'role', s.role, 'inherited', s.inherited) ORDER BY s.message_id)
+            'role', s.role, 'inherited', s.inherited) ORDER BY s.inherited, s.message_id)
             FROM record_sources s WHERE s.workspace_id = ws AND s.record_id = r.id), '[]'::jsonb)
     ) ORDER BY r.id), '[]'::jsonb)
     FROM memory_records r WHERE r.workspace_id = ws AND r.id = ANY(ids)

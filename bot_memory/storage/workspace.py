@@ -48,15 +48,18 @@ class Limits:
     consolidation_max_candidates: int = 48
 
 
-_RECORD_COLUMNS = (
+# A record as `record_from_row` reads it, from `memory_records r`: its columns, and its sources
+# as JSON (its own first, then those inherited, each in message order; bm_records_json reads
+# the same on the server, and a test holds the two to each other).
+RECORD_COLUMNS = (
     "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
     " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
     " r.available_until"
 )
-_SOURCES = (
+RECORD_SOURCES = (
     "coalesce((SELECT json_agg(json_build_object('message_id', s.message_id, 'hash', s.hash,"
     " 'speaker_id', s.speaker_id, 'thread_id', s.thread_id, 'role', s.role,"
-    " 'inherited', s.inherited) ORDER BY s.message_id) FROM record_sources s"
+    " 'inherited', s.inherited) ORDER BY s.inherited, s.message_id) FROM record_sources s"
     " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
 )
 _SCOPE_COLUMNS = (
@@ -145,7 +148,7 @@ async def read_workspace(conn: asyncpg.Connection, workspace: str) -> WorkspaceV
         records = {
             r["id"]: record_from_row(r)
             for r in await conn.fetch(
-                f"SELECT {_RECORD_COLUMNS}, {_SOURCES} FROM memory_records r"
+                f"SELECT {RECORD_COLUMNS}, {RECORD_SOURCES} FROM memory_records r"
                 " WHERE r.workspace_id = $1",
                 workspace,
             )
@@ -266,7 +269,7 @@ class WorkspaceTx:
     # --- records --------------------------------------------------------------------------
 
     async def _records(self, where: str, *args: Any, sources: bool = True) -> list[MemoryRecord]:
-        columns = _RECORD_COLUMNS + (", " + _SOURCES if sources else "")
+        columns = RECORD_COLUMNS + (", " + RECORD_SOURCES if sources else "")
         rows = await self.conn.fetch(
             f"SELECT {columns} FROM memory_records r WHERE r.workspace_id = $1 AND {where}",
             self.workspace,
