@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -170,24 +170,6 @@ def forget_closure(records: Iterable[MemoryRecord], selected: set[str]) -> list[
     return sorted((r for r in pool if r.id in reached), key=lambda r: r.id)
 
 
-def prune_plan(
-    records: Iterable[MemoryRecord], now: datetime, *, inactive_days: int, max_records: int
-) -> list[MemoryRecord]:
-    """Records to drop: unavailable ones, those unused for inactive_days, then the least
-    recently used beyond the cap."""
-    pool = list(records)
-    cutoff = now - timedelta(days=inactive_days)
-    stale = [r for r in pool if not r.available(now) or r.last_used_at < cutoff]
-    gone = {r.id for r in stale}
-    return stale + beyond_cap([r for r in pool if r.id not in gone], max_records)
-
-
-def beyond_cap(records: Iterable[MemoryRecord], max_records: int) -> list[MemoryRecord]:
-    """The least recently used records past the cap."""
-    keep = sorted(records, key=lambda r: (r.last_used_at, r.created_at, r.id), reverse=True)
-    return keep[max_records:]
-
-
 def available_until(boundaries: Iterable[datetime | None]) -> datetime | None:
     """The earliest retention boundary among sources; None when none has one."""
     known = [b for b in boundaries if b is not None]
@@ -195,6 +177,10 @@ def available_until(boundaries: Iterable[datetime | None]) -> datetime | None:
 
 
 # --- what recall reads --------------------------------------------------------------------------
+# Recall rows are derived on the server (bm_derive and bm_prepend in storage/schema.sql, from
+# the scope's row and its records); these are their shapes as the application reads them.
+
+RECALL_SUMMARY_CHARS = 240  # an entry's share of a record's summary (passed to the server)
 
 
 class RecallEntry(_Strict):
@@ -221,44 +207,6 @@ class RecallRow(_Strict):
 
     def index_until(self) -> datetime | None:
         return available_until(e.until for e in self.index_entries)
-
-
-def recall_entry(r: MemoryRecord, summary_chars: int = 240) -> RecallEntry:
-    return RecallEntry(
-        id=r.id,
-        title=r.title,
-        summary=r.summary[:summary_chars],
-        speaker_ids=r.speaker_ids,
-        thread_ids=r.thread_ids,
-        until=r.available_until,
-        created_at=r.created_at,
-        source_ids=r.source_ids,
-    )
-
-
-def build_recall_row(
-    state: ScopeState,
-    newest: list[MemoryRecord],
-    indexed: list[MemoryRecord],
-    *,
-    directory_max: int,
-    summary_chars: int = 240,
-) -> RecallRow:
-    """`newest`: the scope's valid records, newest first (at least directory_max of them);
-    `indexed`: the valid records the index names."""
-
-    def entry(r: MemoryRecord) -> RecallEntry:
-        return recall_entry(r, summary_chars)
-
-    return RecallRow(
-        enabled=state.enabled,
-        suspended=state.suspended,
-        pending=state.index.pending or not state.index.text,
-        index_text=state.index.text,
-        memory_ids=list(state.index.memory_ids),
-        index_entries=[entry(r) for r in indexed],
-        directory=[entry(r) for r in newest[:directory_max]],
-    )
 
 
 def scope_of(kind: ScopeKind, **fields: object) -> Scope:

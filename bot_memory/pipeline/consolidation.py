@@ -25,7 +25,7 @@ from bot_memory.pipeline.serving import Pin, planned_pin
 from bot_memory.records import MemoryRecord, ScopeState
 from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
-from bot_memory.storage import WorkspaceTx, record_from_row
+from bot_memory.storage import RECORD_COLUMNS, WorkspaceTx, record_from_row
 
 log = get_logger(__name__)
 
@@ -144,9 +144,7 @@ async def _candidates(ctx: PipelineContext, job: Job) -> list[MemoryRecord]:
     """The pinned candidates, unchanged, newest first; SourcesChanged if any changed."""
     async with ctx.store.pool.acquire() as conn:
         rows = await conn.fetch(
-            "SELECT r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids,"
-            " r.thread_ids, r.cited, r.derived_from, r.created_at, r.last_used_at, r.valid,"
-            " r.invalid_reason, r.available_until FROM memory_records r"
+            f"SELECT {RECORD_COLUMNS} FROM memory_records r"
             " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
             " ORDER BY r.created_at DESC, r.id DESC",
             job.workspace,

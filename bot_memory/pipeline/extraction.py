@@ -17,7 +17,7 @@ from bot_memory.pipeline.prompts import (
 )
 from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.redaction import redact
-from bot_memory.storage import WorkspaceGone, recall_limits, record_from_row
+from bot_memory.storage import RECORD_COLUMNS, WorkspaceGone, recall_limits, record_from_row
 from bot_memory.terms import record_vector
 
 log = get_logger(__name__)
@@ -69,9 +69,8 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
 async def _existing(ctx: PipelineContext, job: Job, now: datetime) -> list[MemoryRecord]:
     """Validated memories that accompany the batch (newest first, available now)."""
     rows = await ctx.pool.fetch(
-        "SELECT r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids,"
-        " r.cited, r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
-        " r.available_until FROM memory_records r WHERE r.workspace_id = $1 AND r.scope_key = $2"
+        f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE r.workspace_id = $1"
+        " AND r.scope_key = $2"
         " AND r.valid AND (r.available_until IS NULL OR r.available_until > $3)"
         " ORDER BY r.created_at DESC, r.id DESC LIMIT $4",
         job.workspace,

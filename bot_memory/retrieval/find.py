@@ -21,7 +21,7 @@ import asyncpg
 
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
-from bot_memory.storage import record_from_row
+from bot_memory.storage import RECORD_COLUMNS, RECORD_SOURCES, record_from_row
 from bot_memory.terms import Query, parse_query
 
 # The scope's standing: 'gone' (no workspace), 'unavailable' (the bot left), 'off', or 'ok'.
@@ -31,15 +31,7 @@ _STANDING = (
     " FROM (SELECT $1::text AS ws) x LEFT JOIN workspaces w ON w.id = x.ws"
     " LEFT JOIN memory_scopes s ON s.workspace_id = x.ws AND s.scope_key = $2)"
 )
-_RECORD = (
-    "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
-    " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
-    " r.available_until, coalesce((SELECT json_agg(json_build_object("
-    "'message_id', s.message_id, 'hash', s.hash, 'speaker_id', s.speaker_id,"
-    " 'thread_id', s.thread_id, 'role', s.role, 'inherited', s.inherited)"
-    " ORDER BY s.inherited, s.message_id) FROM record_sources s"
-    " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
-)
+_RECORD = RECORD_COLUMNS + ", " + RECORD_SOURCES
 _AVAILABLE = (
     "r.workspace_id = $1 AND r.scope_key = $2 AND r.valid"
     " AND (r.available_until IS NULL OR r.available_until > $3)"

@@ -20,6 +20,8 @@ from bot_memory.storage.store import (
     schedule_scope,
 )
 from bot_memory.storage.workspace import (
+    RECORD_COLUMNS,
+    RECORD_SOURCES,
     Limits,
     WorkspaceGone,
     WorkspaceTx,
@@ -34,6 +36,8 @@ from bot_memory.storage.workspace import (
 )
 
 __all__ = [
+    "RECORD_COLUMNS",
+    "RECORD_SOURCES",
     "ChatInfo",
     "Closing",
     "Database",

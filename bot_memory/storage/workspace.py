@@ -3,7 +3,7 @@
 Every change to memory happens inside `locked_workspace`, one transaction that holds the
 workspace row FOR NO KEY UPDATE (so ingress inserts, whose foreign-key checks take FOR KEY
 SHARE, are never blocked by it). Records are rows of a child table keyed by the workspace; the
-transaction loads only what a decision needs, the pure functions of `state.py` decide, and on
+transaction loads only what a decision needs, the pure functions of `records.py` decide, and on
 the way out the scopes that changed are written back with their recall rows derived anew, in
 one statement. The steps of a commit are server-side functions (migration 015), so a commit is a
 few statements, not one round trip per step; the frequent commits (a note, a forget by ID, an
@@ -21,7 +21,13 @@ from typing import Any
 
 import asyncpg
 
-from bot_memory.records import MemoryRecord, ScopeIndex, ScopeState, SourceRef
+from bot_memory.records import (
+    RECALL_SUMMARY_CHARS,
+    MemoryRecord,
+    ScopeIndex,
+    ScopeState,
+    SourceRef,
+)
 from bot_memory.scopes import Scope
 from bot_memory.terms import record_vector
 
@@ -42,16 +48,18 @@ class Limits:
     consolidation_max_candidates: int = 48
 
 
-RECALL_SUMMARY_CHARS = 240  # a directory entry's share of a record's summary
-_RECORD_COLUMNS = (
+# A record as `record_from_row` reads it, from `memory_records r`: its columns, and its sources
+# as JSON (its own first, then those inherited, each in message order; bm_records_json reads
+# the same on the server, and a test holds the two to each other).
+RECORD_COLUMNS = (
     "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
     " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
     " r.available_until"
 )
-_SOURCES = (
+RECORD_SOURCES = (
     "coalesce((SELECT json_agg(json_build_object('message_id', s.message_id, 'hash', s.hash,"
     " 'speaker_id', s.speaker_id, 'thread_id', s.thread_id, 'role', s.role,"
-    " 'inherited', s.inherited) ORDER BY s.message_id) FROM record_sources s"
+    " 'inherited', s.inherited) ORDER BY s.inherited, s.message_id) FROM record_sources s"
     " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
 )
 _SCOPE_COLUMNS = (
@@ -140,7 +148,7 @@ async def read_workspace(conn: asyncpg.Connection, workspace: str) -> WorkspaceV
         records = {
             r["id"]: record_from_row(r)
             for r in await conn.fetch(
-                f"SELECT {_RECORD_COLUMNS}, {_SOURCES} FROM memory_records r"
+                f"SELECT {RECORD_COLUMNS}, {RECORD_SOURCES} FROM memory_records r"
                 " WHERE r.workspace_id = $1",
                 workspace,
             )
@@ -261,7 +269,7 @@ class WorkspaceTx:
     # --- records --------------------------------------------------------------------------
 
     async def _records(self, where: str, *args: Any, sources: bool = True) -> list[MemoryRecord]:
-        columns = _RECORD_COLUMNS + (", " + _SOURCES if sources else "")
+        columns = RECORD_COLUMNS + (", " + RECORD_SOURCES if sources else "")
         rows = await self.conn.fetch(
             f"SELECT {columns} FROM memory_records r WHERE r.workspace_id = $1 AND {where}",
             self.workspace,

@@ -1,4 +1,5 @@
-"""Pure decisions over records and scopes: forgetting, invalidation, pruning, recall rows."""
+"""Pure decisions over records and scopes: forgetting, invalidation; recall rows as rendered
+(the rows themselves are derived on the server: tests/test_workspace_commits.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 from bot_memory.records import (
     MemoryRecord,
-    ScopeIndex,
+    RecallEntry,
+    RecallRow,
     ScopeState,
     SourceRef,
-    build_recall_row,
     depending_on,
     forget_closure,
-    prune_plan,
 )
 from bot_memory.retrieval.recall import render
 from bot_memory.scopes import Scope
@@ -68,48 +68,58 @@ def test_dependents_follow_inherited_sources() -> None:
     assert [r.id for r in depending_on(pool, {7})] == ["e"]
 
 
-def test_prune_drops_inactive_unavailable_then_caps() -> None:
-    pool = [record("old", [1], used=NOW - timedelta(days=31))]
-    pool.append(record("expired", [2], until=NOW - timedelta(seconds=1)))
-    pool += [record(f"r{i}", [10 + i], used=NOW - timedelta(minutes=i)) for i in range(5)]
-    doomed = {r.id for r in prune_plan(pool, NOW, inactive_days=30, max_records=3)}
-    assert doomed == {"old", "expired", "r3", "r4"}
+def entry(rid: str, *, until: datetime | None = None) -> RecallEntry:
+    return RecallEntry(id=rid, title=rid, summary=f"about {rid}", speaker_ids=[1], until=until)
+
+
+def recall_row(
+    index_text: str = "",
+    index: list[RecallEntry] = (),  # type: ignore[assignment]
+    directory: list[RecallEntry] = (),  # type: ignore[assignment]
+    *,
+    pending: bool = False,
+    enabled: bool = True,
+    suspended: bool = False,
+) -> RecallRow:
+    """A recall row as the server writes one (written out, not derived)."""
+    return RecallRow(
+        enabled=enabled,
+        suspended=suspended,
+        pending=pending,
+        index_text=index_text,
+        memory_ids=[e.id for e in index],
+        index_entries=list(index),
+        directory=list(directory),
+    )
 
 
 def test_recall_row_falls_back_to_a_directory_while_pending() -> None:
-    state = ScopeState(scope=SCOPE, index=ScopeIndex(text="- a", memory_ids=["a"]))
-    a, b = record("a", [1]), record("b", [2])
-    row = build_recall_row(state, [b, a], [a], directory_max=8)
-    assert not row.pending and render(row, SCOPE, now=NOW).mode == "index"
-    state.index.pending = True
-    row = build_recall_row(state, [b, a], [a], directory_max=8)
-    recalled = render(row, SCOPE, now=NOW)
+    a, b = entry("a"), entry("b")
+    row = recall_row("- a", [a], [b, a])
+    assert render(row, SCOPE, now=NOW).mode == "index"
+    recalled = render(recall_row("- a", [a], [b, a], pending=True), SCOPE, now=NOW)
     assert recalled.mode == "directory" and recalled.memory_ids == ["b", "a"]
 
 
 def test_recall_hides_records_whose_sources_expired_before_the_worker_erased_them() -> None:
-    state = ScopeState(scope=SCOPE, index=ScopeIndex(text="- a\n- b", memory_ids=["a", "b"]))
-    a, b = record("a", [1], until=NOW + timedelta(minutes=1)), record("b", [2])
-    row = build_recall_row(state, [b, a], [a, b], directory_max=8)
+    a, b = entry("a", until=NOW + timedelta(minutes=1)), entry("b")
+    row = recall_row("- a\n- b", [a, b], [b, a])
     assert render(row, SCOPE, now=NOW).mode == "index"
     later = render(row, SCOPE, now=NOW + timedelta(minutes=2))
     assert later.mode == "directory" and later.memory_ids == ["b"]
 
 
 def test_recall_in_flight_drops_what_was_forgotten() -> None:
-    state = ScopeState(scope=SCOPE, index=ScopeIndex(text="- a: cat\n- b", memory_ids=["a", "b"]))
-    a, b = record("a", [1]), record("b", [2])
-    frozen = render(build_recall_row(state, [b, a], [a, b], directory_max=8), SCOPE, now=NOW)
+    a, b = entry("a"), entry("b")
+    frozen = render(recall_row("- a: cat\n- b", [a, b], [b, a]), SCOPE, now=NOW)
     after = frozen.without({"a"})
     assert after.mode == "directory" and after.memory_ids == ["b"]
     assert "cat" not in (after.text or "") and frozen.without(set()) is frozen
 
 
 def test_switched_off_and_suspended_scopes_recall_nothing() -> None:
-    state = ScopeState(scope=SCOPE, enabled=False)
-    assert render(build_recall_row(state, [], [], directory_max=8), SCOPE, now=NOW).mode == "off"
-    state = ScopeState(scope=SCOPE, suspended=True)
-    recalled = render(build_recall_row(state, [], [], directory_max=8), SCOPE, now=NOW)
+    assert render(recall_row(pending=True, enabled=False), SCOPE, now=NOW).mode == "off"
+    recalled = render(recall_row(pending=True, suspended=True), SCOPE, now=NOW)
     assert recalled.mode == "unavailable" and recalled.text is None
 
 
