@@ -16,10 +16,10 @@ from typing import Self, cast
 
 import asyncpg
 
+from bot_memory import control
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
 from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn
-from bot_memory.control import actions as control
-from bot_memory.control.actions import ControlResult
+from bot_memory.control import ControlResult
 from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot_memory import control
 from bot_memory.access import Access, Gate, ItemView, Membership, Requester
-from bot_memory.control import actions as control
 from bot_memory.deprecation import warn_deprecated
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger

@@ -13,7 +13,7 @@ from typing import Any
 import asyncpg
 
 from bot_memory.access import Membership
-from bot_memory.control.actions import ControlResult, forget_record
+from bot_memory.control import ControlResult, forget_record
 from bot_memory.pipeline import Pin, disagreements, lacks, live_window, plan_pending
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope

@@ -1,11 +1,23 @@
-"""Control: what a user asks of memory itself (remember, forget, on and off), who may, and
-what each request reaches.
+"""Control: what a user asks of memory itself (remember, forget, on and off). `rules` says who
+may do what and which records a "forget X" names (plain functions); `actions` carries requests
+out in the workspace transaction, with what each one reaches.
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
 
 from __future__ import annotations
 
-from bot_memory.control import actions
+from bot_memory.control.actions import apply, forget_preview, forget_record, switch
+from bot_memory.control.rules import ControlResult, Outcome, acting, may_forget, may_toggle
 
-__all__ = ["actions"]
+__all__ = [
+    "ControlResult",
+    "Outcome",
+    "acting",
+    "apply",
+    "forget_preview",
+    "forget_record",
+    "may_forget",
+    "may_toggle",
+    "switch",
+]

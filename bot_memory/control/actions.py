@@ -1,4 +1,4 @@
-"""Explicit user control: remember, forget, enable and disable, with who may do what.
+"""Explicit user control: remember, forget, enable and disable, by the rules in `rules`.
 
 The router (a recognized direct request), the manage_memory tool and the /memory screen all end
 here, so the rules are written once. Who the actor is comes from a `Membership` checked at the
@@ -9,18 +9,22 @@ returns, whatever the answer does later.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
 
 import asyncpg
 
-from bot_memory.access import Gate, Membership
-from bot_memory.intents import MemoryRequest, recognize
-from bot_memory.intents.cyrillic import CYRILLIC, MIN_STEM, fold, names_word
-from bot_memory.intents.cyrillic import WORD as CYRILLIC_WORD
+from bot_memory.access import Membership
+from bot_memory.control.rules import (
+    ControlResult,
+    matches,
+    may_forget,
+    may_toggle,
+    mentions,
+    note_subject,
+)
+from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
 from bot_memory.pipeline import rearm
 from bot_memory.records import (
@@ -45,149 +49,7 @@ from bot_memory.terms import record_vector
 
 log = get_logger(__name__)
 
-Outcome = Literal[
-    "remembered",
-    "forgotten",
-    "nothing_to_forget",
-    "enabled",
-    "disabled",
-    "already_enabled",
-    "already_disabled",
-    "not_allowed",
-    "cascade_not_allowed",
-    "not_member",
-    "memory_off",
-    "unavailable",
-    "mismatch",
-]
 NOTE_TITLE_CHARS = 60
-
-
-@dataclass(frozen=True)
-class ControlResult:
-    action: str
-    outcome: Outcome
-    memory_ids: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return self.outcome in ("remembered", "forgotten", "enabled", "disabled")
-
-
-# --- authorization (pure) -----------------------------------------------------------------------
-
-
-def may_toggle(scope: Scope, actor_id: int, who: Membership) -> bool:
-    """Private users control their own scope; group recall needs a workspace owner/admin.
-    (In a private scope only its user, or an operator, is ever an admin.)"""
-    if scope.is_private:
-        return scope.user_id == actor_id or who.admin
-    return who.admin
-
-
-# Outcomes an admin would not get: refused on a cached standing, they are asked about again.
-_ADMIN_REFUSALS = frozenset({"not_allowed", "cascade_not_allowed"})
-
-
-async def acting(
-    gate: Gate, who: Membership, act: Callable[[Membership], Awaitable[ControlResult]]
-) -> ControlResult:
-    """Run an action (spoken, pressed or a tool call) with this standing. An admin standing from
-    the cache is confirmed with Telegram first (a demoted admin keeps no powers); refused as a
-    non-admin on a cached standing, it runs once more if Telegram now says admin (someone
-    promoted within the cache's lifetime is an admin at once)."""
-    who = await gate.confirmed(who)
-    result = await act(who)
-    if result.outcome in _ADMIN_REFUSALS and (admin := await gate.promoted(who)):
-        result = await act(admin)
-    return result
-
-
-def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membership) -> bool:
-    """A participant may forget records whose statements are all theirs; others need an admin."""
-    if scope.is_private:
-        return scope.user_id == actor_id or who.admin
-    return who.admin or (bool(record.speaker_ids) and set(record.speaker_ids) == {actor_id})
-
-
-# --- literal matching for "forget X" ---------------------------------------------------------
-
-_EN_FILLER = frozenset(
-    "the a an that this what about my me i you your said told to of is was it all any "
-    "memory memories everything".split()
-)
-_ZH_FILLER = re.compile(r"关于|關於|的|记忆|記憶|我说过|我說過|那件事|这件事|這件事|所有")
-# Russian and Ukrainian words that name nothing (folded: ё as е, one apostrophe).
-_SLAVIC_FILLER = frozenset(
-    (
-        "мой моя мое мои мою моего моей моему моим моих моем моими мне меня мной что чтобы "
-        "обо про насчет это этот эта эти эту этого все весь вся всю тебе тебя вам вас "
-        "говорил говорила сказал сказала рассказывал рассказывала писал писала память памяти "
-        "воспоминание воспоминания запись который которую которое которые свой своя свое свои "
-        "свою своего своей своих своем знаешь помнишь для над под без при через после перед "
-        "около или как уже еще тоже также "
-        "мій моє мої мого моєї моєму моїм моїх моїй моєю моїми мені мене що шо цей цю цього "
-        "усе тобі казав казала говорив розповідав розповідала писав сказав пам'ять пам'яті "
-        "спогад спогади запис від який яку яке які свій своє свого своєї своїх знаєш пам'ятаєш "
-        "під після біля або але вже теж також"
-    ).split()
-)
-_WORD = re.compile(r"[a-z0-9']{3,}")
-
-
-def mentions(text: str, subject: str) -> bool:
-    """Whether a text literally names a subject (all its significant words). Russian and
-    Ukrainian words also name their inflected forms ("номера" names "номер")."""
-    hay = fold(text)
-    subject = fold(subject).strip(" .!?。！？")
-    if not subject:
-        return False
-    if _whole(subject, hay):
-        return True
-    words = [w for w in _WORD.findall(subject) if w not in _EN_FILLER]
-    slavic = [
-        w for w in CYRILLIC_WORD.findall(subject) if len(w) >= MIN_STEM and w not in _SLAVIC_FILLER
-    ]
-    pieces = [
-        p
-        for p in _ZH_FILLER.split(subject)
-        if len(p.strip()) >= 2 and not _WORD.search(p) and not CYRILLIC.search(p)
-    ]
-    if not words and not slavic and not pieces:
-        return False
-    hay_words = frozenset(CYRILLIC_WORD.findall(hay)) if slavic else frozenset()
-    return (
-        all(_whole(w, hay) for w in words)
-        and all(names_word(hay_words, w) for w in slavic)
-        and all(p.strip() in hay for p in pieces)
-    )
-
-
-def _whole(needle: str, hay: str) -> bool:
-    """`needle` in `hay`, as whole words at its Latin and Cyrillic edges (an English plural or
-    possessive allowed): "past" is not in "pasta", "cat" is in "cats", "кот" is not in "котел";
-    Chinese has no word edges to keep."""
-    head = tail = ""
-    if needle[:1].isascii() and needle[:1].isalnum():
-        head = r"(?<![a-z0-9'])"
-    elif CYRILLIC.match(needle):
-        head = r"(?<![\w'])"
-    if needle[-1:].isascii() and needle[-1:].isalnum():
-        tail = r"(?:s|es|'s)?(?![a-z0-9'])"
-    elif CYRILLIC.match(needle[-1:]):
-        tail = r"(?![\w'])"
-    return re.search(head + re.escape(needle) + tail, hay) is not None
-
-
-def matches(record: MemoryRecord, subject: str) -> bool:
-    """Whether a forget subject literally names this record."""
-    return mentions(f"{record.title}\n{record.summary}", subject)
-
-
-def note_subject(record: MemoryRecord) -> str:
-    """What a note asked to remember (its message minus the request words)."""
-    request = recognize(record.summary)
-    return request.subject if request is not None and request.subject else record.summary
 
 
 # --- the four actions -----------------------------------------------------------------------

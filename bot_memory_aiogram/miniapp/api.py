@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot_memory.access import Gate, Membership, Requester
 from bot_memory.agent import record_view
 from bot_memory.cli import operations as operator
-from bot_memory.control.actions import (
+from bot_memory.control import (
     ControlResult,
     acting,
     forget_preview,

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from bot_memory.access import Membership
-from bot_memory.control.actions import may_forget
+from bot_memory.control import may_forget
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
 from bot_memory_aiogram.i18n import Texts

@@ -10,7 +10,7 @@ from aiogram.filters import Filter, StateFilter
 from aiogram.types import Message
 
 from bot_memory.access import Gate
-from bot_memory.control.actions import Outcome, acting
+from bot_memory.control import Outcome, acting
 from bot_memory.ingress import storable
 from bot_memory.intents import MemoryRequest, recognize
 from bot_memory.logs import get_logger

@@ -22,7 +22,7 @@ from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
 
 from bot_memory.access import Gate, Requester
 from bot_memory.agent import record_view
-from bot_memory.control.actions import acting, forget_record, switch
+from bot_memory.control import acting, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot_memory.access.gate import Membership
-from bot_memory.control.actions import ControlResult
+from bot_memory.control import ControlResult
 from bot_memory.intents import recognize
 from bot_memory.service import Memory
 from bot_memory.storage.store import SourceMessage

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot_memory.control.actions import mentions
+from bot_memory.control.rules import mentions
 from bot_memory.intents import recognize
 
 NOTE = "запомни: мой номер телефона +7 916 123-45-67"

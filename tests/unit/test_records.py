@@ -134,7 +134,7 @@ def test_what_was_said_while_off_stays_off() -> None:
 
 
 def test_a_forget_subject_names_whole_words() -> None:
-    from bot_memory.control.actions import mentions
+    from bot_memory.control.rules import mentions
 
     assert not mentions("my favourite food is pasta", "the past")  # "past" is not "pasta"
     assert not mentions("my favourite food is pasta", "past")
