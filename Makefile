@@ -57,7 +57,7 @@ eval: $(EVAL_STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
-# docs/configuration.md is generated from bot_memory/settings.py (tests/test_docs.py checks it).
+# docs/configuration.md is generated from bot_memory/settings.py (tests/unit/test_docs.py checks it).
 docs-config: $(STAMP)
 	$(BIN)/python docs/gen_config.py
 

@@ -306,7 +306,7 @@ class Memory:
         source_ids: list[str] = (),  # type: ignore[assignment]
         after: After = "erase",
     ) -> list[Trace]:
-        """Every place in the workspace a text or source ID still appears (see traces.py)."""
+        """Every place in the workspace a text or source ID still appears (retention.verify)."""
         async with self.store.pool.acquire() as conn:
             return await find_traces(
                 conn, workspace, texts=texts, source_ids=source_ids, after=after

@@ -9,7 +9,7 @@ it is read from, its type, its default and the comment written above or beside i
 bot_memory/settings.py. The `# --- name ---` lines there become the page's sections. The
 hand-written part of the page (the settings file, BOT_MEMORY_SETTINGS) is the template
 docs/templates/configuration.md, whose `<!-- settings -->` line is replaced by the tables.
-tests/test_docs.py renders the page in memory and fails when the committed file differs.
+tests/unit/test_docs.py renders the page in memory and fails when the committed file differs.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ COMMAND = "make docs-config"  # or: .venv/bin/python docs/gen_config.py
 SECTION = re.compile(r"^#\s*---\s*(.*?)\s*-*\s*$")
 
 # What a field without a comment in settings.py does. A comment there wins: an entry here for
-# a field that has one (or for no field) fails tests/test_docs.py, so there is one source.
+# a field that has one (or for no field) fails tests/unit/test_docs.py, so there is one source.
 NOTES = {
     "database_url": "PostgreSQL to use; unset: an embedded server in the data directory",
     "db_pool_min": "the bot's connection pool, smallest",

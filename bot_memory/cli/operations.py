@@ -1,4 +1,4 @@
-"""What the operator's command line reads and changes (see cli.py for how it is shown).
+"""What the operator's command line reads and changes (see commands.py for how it is shown).
 
 Reads are plain queries; changes go through the same code paths as the bot (the workspace lock,
 the forget cascade, the planner), as an operator acting with admin rights.

@@ -25,7 +25,7 @@ bot's memory has jobs waiting is refused: evaluate on a database of its own.
 Besides answers, each question measures, without any model: whether its evidence turns are
 among the sources of an available record, among what the records cite, among the records the
 recall index reaches, and among the source IDs `query_memories` shows for the question's key
-words (`search.keywords`: a deterministic query, not the model's).
+words (`terms.keywords`: a deterministic query, not the model's).
 """
 
 from __future__ import annotations

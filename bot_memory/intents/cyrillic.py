@@ -3,7 +3,7 @@
 Two users of it: the request recognizer (``bot_memory.intents``), which needs a strictly
 one-to-one mapping so that indices found in the normalised copy are valid in the original,
 and the literal matching of a forget subject against stored records
-(``bot_memory.control.actions``), which needs inflected forms ("номера", "телефону") to
+(``bot_memory.control.rules``), which needs inflected forms ("номера", "телефону") to
 meet their stem ("номер", "телефон").
 
 Stemming is deliberately shallow: only a known inflectional ending is taken off, and a stored

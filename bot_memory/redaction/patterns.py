@@ -3,11 +3,11 @@
 ``redact(text)`` replaces every recognised credential with :data:`REDACTED` and leaves
 everything else byte-for-byte unchanged.  What it recognises:
 
-- bare tokens by their published format (``secret_formats``: cloud, source hosting, package
+- bare tokens by their published format (``formats``: cloud, source hosting, package
   registries, chat platforms including Discord and Telegram bot tokens, payments, messaging,
   LLM providers, JWTs), private-key blocks, passwords in URLs
   (``postgres://bob:[REDACTED]@db/x``), webhook URLs (the secret part);
-- labelled secrets (``secret_labels``): any key holding a secret word, in assignments, flags,
+- labelled secrets (``labels``): any key holding a secret word, in assignments, flags,
   markup, headers and prose, in English, Russian and Chinese.  Labels, schemes and user names
   stay (``password: [REDACTED]``, ``Authorization: Bearer [REDACTED]``).
 

@@ -96,7 +96,7 @@ async def find_traces(
                     for mid in ids
                 )
             elif kind == "terms":
-                # Search terms of a text (search.py), all of them: its words are stored there.
+                # Search terms of a text (terms.py), all of them: its words are stored there.
                 for text in texts:
                     query = " & ".join(sorted({quote_term(t) for t, _ in terms(text)}))
                     if query:

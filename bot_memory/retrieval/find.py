@@ -1,6 +1,6 @@
 """What the two read tools (and the /memory screen) find: records and chat excerpts, in SQL.
 
-A query is cut into terms by `search.parse_query`; PostgreSQL compares them with the terms
+A query is cut into terms by `terms.parse_query`; PostgreSQL compares them with the terms
 stored beside each record and message (`search` columns) and ranks what it finds:
 
 - a full match (every term) when any record holds them all, else whatever holds any;

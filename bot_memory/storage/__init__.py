@@ -1,7 +1,8 @@
 """Storage: PostgreSQL and everything written to it. `database` (pools, migrations, the
 embedded server and one a killed process left), `store` (conversations, requests, usage),
 `statements` (the busiest paths' SQL, built once), `workspace` (the locked workspace
-transaction: records, scopes, tombstones, recall rows), `migrations/` (the schema's history).
+transaction: records, scopes, tombstones, recall rows), `schema.sql` (the schema and every
+server function as they are now) and `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """

@@ -10,7 +10,7 @@
 --     order the migrations left them (columns a migration added come last).
 --   * A change is made here AND in a new migration: the migration carries the change out on
 --     existing databases (ALTER TABLE ..., or a function restated whole with CREATE OR REPLACE
---     FUNCTION, copied from here), this file shows the result. tests/test_schema.py builds one
+--     FUNCTION, copied from here), this file shows the result. tests/db/test_schema.py builds one
 --     database from the migrations and one from this file and fails on any difference
 --     (columns, defaults, storage, indexes, constraints, triggers, function signatures and
 --     bodies), so the two cannot drift apart.

@@ -1,6 +1,6 @@
 """Table-driven tests for the direct memory-request recogniser, in its four languages.
 
-The corpora live in tests/corpus_<language>.py: REQUESTS rows assert action, language and
+The corpora live in tests/data/corpus_<language>.py: REQUESTS rows assert action, language and
 (unless ANY) the exact subject; CONVERSATION is the false-positive guard, where a single hit
 means the bot would store, delete or hide memory nobody asked it to touch.
 """

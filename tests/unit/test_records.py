@@ -1,5 +1,5 @@
 """Pure decisions over records and scopes: forgetting, invalidation; recall rows as rendered
-(the rows themselves are derived on the server: tests/test_workspace_commits.py)."""
+(the rows themselves are derived on the server: tests/db/test_workspace_commits.py)."""
 
 from __future__ import annotations
 
