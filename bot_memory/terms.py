@@ -14,7 +14,7 @@ phrase: its terms in that order, side by side) and weights (a title's words are 
 server only compares terms, so every language is cut by the same code; the built-in text search
 configurations would keep a Chinese sentence as one word.
 
-Ranking (in SQL, retrieval/find.py): every query word must match when some record holds them all, else
+Ranking (SQL, retrieval.find): every query word must match when some record holds them all, else
 records holding any are returned; more and rarer words rank higher (a word found in every
 record tells nothing), a word in the title above one in the summary, then the newest.
 """
