@@ -7,7 +7,8 @@ the three apostrophes people type are one), then cut into terms:
   word matches a stored word it begins (whole word or word prefix: "boat" finds "boats",
   "boat's"; "лодк" finds "лодка", "лодку");
 - Chinese and Japanese, which have no spaces, by character bigrams (and single characters):
-  绿茶 finds 我喜欢喝绿茶; a longer query is each of its bigrams.
+  绿茶 finds 我喜欢喝绿茶; a longer query is each of its bigrams, and each Han character that
+  only grammar surrounds is a term of its own (我的猫 is about 猫, 喝什么 about 喝).
 
 What is stored is a PostgreSQL `tsvector` built here, with positions (a quoted query is one
 phrase: its terms in that order, side by side) and weights (a title's words are weight A). The
@@ -68,6 +69,18 @@ STOPWORDS = frozenset(
     """.split()
 )
 _CJK_STOP = frozenset("的 了 是 我 你 吗 呢 吧 啊 么 什 在 和 也 就 都 这 那 有".split())
+# Pairs that ask rather than name (the English "know", "remember", "tell" among STOPWORDS).
+_CJK_STOP_PAIRS = frozenset(
+    "知道 记得 記得 告诉 告訴 怎么 怎麼 为什 為什 哪里 哪裡 哪儿 多少 没有 沒有".split()
+)
+# Han characters never a query term alone: grammar, question words and the letters of the
+# pairs above. Any other character outside a content pair is a term of its own ("我的猫" is
+# about 猫).
+_HAN_GRAMMAR = _CJK_STOP | frozenset(
+    "他 她 它 们 們 谁 誰 哪 怎 个 個 过 過 着 著 把 被 给 給 很 还 還 又 嗎 麼 呀 哦 嗯 喔 啦 嘛 "
+    "知 道 记 記 得 告 诉 訴 为 為 里 裡 儿 兒 多 少 没 沒 这 這 那 么 麽 吗".split()
+)
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 
 
 def fold(text: str) -> str:
@@ -186,10 +199,7 @@ def parse_query(text: str | None) -> Query:
         if len(run) == 1:
             found.append((run in _CJK_STOP, quote_term(run), quote_term(run) + ":A"))
             continue
-        for i in range(len(run) - 1):
-            pair = run[i : i + 2]
-            stop = any(c in _CJK_STOP for c in pair)  # 什么, 我的: grammar, not a subject
-            found.append((stop, quote_term(pair), quote_term(pair) + ":A"))
+        found.extend(_cjk_query_terms(run))
     if any(not stop for stop, _, _ in found):
         found = [f for f in found if not f[0]]
     seen: set[str] = set()
@@ -200,6 +210,27 @@ def parse_query(text: str | None) -> Query:
             kept.append((any_term, title_term))
     kept = kept[:MAX_QUERY_TERMS]
     return Query([a for a, _ in kept], [t for _, t in kept])
+
+
+def _cjk_query_terms(run: str) -> list[tuple[bool, str, str]]:
+    """A Chinese or Japanese run of a query, in order: each bigram (one holding a grammar
+    character, or asking rather than naming, says nothing), and each Han character that no
+    content bigram holds and that is not grammar, as a term of its own."""
+    out: list[tuple[bool, str, str]] = []
+    covered: set[int] = set()
+    pairs = [run[i : i + 2] for i in range(len(run) - 1)]
+    for i, pair in enumerate(pairs):
+        stop = pair in _CJK_STOP_PAIRS or any(c in _CJK_STOP for c in pair)
+        if not stop:
+            covered |= {i, i + 1}
+    for i, char in enumerate(run):
+        if i < len(pairs):
+            pair = pairs[i]
+            stop = pair in _CJK_STOP_PAIRS or any(c in _CJK_STOP for c in pair)
+            out.append((stop, quote_term(pair), quote_term(pair) + ":A"))
+        if i not in covered and char not in _HAN_GRAMMAR and _HAN.match(char):
+            out.append((False, quote_term(char), quote_term(char) + ":A"))
+    return out
 
 
 _CYRILLIC_ENDING = re.compile(r"[аеёиіїйоуыьэюяє]{1,2}$")

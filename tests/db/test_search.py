@@ -113,6 +113,30 @@ async def test_chinese_by_bigrams_and_cyrillic_by_stem(memory: Memory) -> None:
     assert await query(memory, ctx, "номера") == ["Телефон"]
 
 
+async def test_a_chinese_one_character_noun_is_a_term_of_its_own(memory: Memory) -> None:
+    # 猫 sits in no bigram without a grammar character (我的猫, 猫呢, 猫吗): alone it is the
+    # subject, and a record holding it is found; 我的 never outranks it.
+    await add(memory, "宠物", "猫叫咪咪")
+    await add(memory, "生日", "我的生日是三月三日")
+    await add(memory, "饮料", "我喜欢喝绿茶")
+    ctx = await asker(memory)
+    for asked in ("猫", "我的猫", "猫呢", "你知道我的猫吗"):
+        assert (await query(memory, ctx, asked))[:1] == ["宠物"], asked
+    assert await query(memory, ctx, "我的猫呢") == ["宠物"]
+    assert await query(memory, ctx, "喝什么") == ["饮料"]
+    assert await query(memory, ctx, "我的") == ["生日"]  # only grammar: the whole query
+
+
+def test_grammar_and_question_characters_are_never_terms_alone() -> None:
+    assert parse_query("我的猫").terms == ["'猫'"]
+    assert parse_query("喝什么").terms == ["'喝'"]
+    assert parse_query("你知道我的猫吗").terms == ["'猫'"]
+    assert parse_query("绿茶").terms == ["'绿茶'"]  # a content bigram stays one term
+    assert parse_query("我喜欢什么茶").terms == ["'喜欢'", "'茶'"]
+    assert parse_query("わたしのねこ").terms == parse_query("わたしのねこ").terms  # kana: bigrams
+    assert all(len(t) > 3 for t in parse_query("わたしのねこ").terms)  # no lone kana
+
+
 async def test_ranking_rare_words_title_then_newest(memory: Memory) -> None:
     # "Anna" is in every record: it says nothing. "dentist" is in one.
     for day in range(4):
