@@ -104,6 +104,10 @@ _ZH_DELETE_FROM_MEMORY = re.compile(
     r"|把(?P<y>.+?)从(?:你的)?记忆(?:中|里|里面|当中)?" + _ZH_DELETE_VERB + r"(?:吧)?)"
 )
 _ZH_BA_FORGET = re.compile(r"把(?P<x>.+?)(?P<verb>忘掉|忘记|忘了)(?P<ba>吧)?")
+# "不要再记着我的地址了", "别再记住我的生日": no longer keep it, i.e. forget it.
+_ZH_NO_LONGER_KEEP = re.compile(
+    r"(?:不要|不用|不必|别|甭)再(?:继续)?(?:记着|记住|记得|记下|记)(?:着)?(?P<x>我.+?)(?:了|啦|吧)?[。.!！]*"
+)
 
 
 def _zh_fact(subject: str) -> MemoryRequest | None:
@@ -127,6 +131,11 @@ def _chinese_prefix_rules(c: Ctx) -> Outcome:
         )
     ):
         return None  # "你能记住我的名字吗": capability question, not a request
+    if m := _ZH_NO_LONGER_KEEP.fullmatch(head, pos):
+        x = c.text[m.start("x") : m.end("x")].rstrip("了啦吧")
+        if len(x) > 1 and _ZH_SELF_LEAD.match(x):  # "别再记着我了": nothing named
+            return as_request("forget", "zh", clean(x))
+        return None
     first = head[pos]
     if first in "帮保存添加放写" and (m := _ZH_SAVE_TO_MEMORY.match(head, pos)):  # "保存到记忆：…"
         return as_request("remember", "zh", c.subject_from(m.end()))

@@ -158,7 +158,11 @@ _EN_AFTER_VERB = re.compile(
 _EN_FORGET = re.compile(rf"forget{WB}", _I)
 # "stop remembering my address" forgets one thing; "stop remembering (things)"
 # alone is the memory switch (``_EN_DISABLE``).
-_EN_STOP_REMEMBERING = re.compile(rf"stop\s+remembering{WB}", _I)
+# "stop" with a continuous verb of keeping: "stop saving what I say" is the switch; with an
+# object of the user's only "stop remembering my address" forgets it ("stop saving my work"
+# is about autosave, not memory).
+_EN_KEEPING = r"(?:remembering|saving|storing|keeping|recording|logging|tracking|memori[sz]ing)"
+_EN_STOP_REMEMBERING = re.compile(rf"stop\s+(?:remembering|memori[sz]ing){WB}", _I)
 _EN_REMEMBER_AGAIN = re.compile(rf"remember{WB}", _I)
 _EN_DELETE_MEMORY_ABOUT = re.compile(
     r"(?:delete|remove|erase|clear|wipe|drop)\s+"
@@ -186,15 +190,23 @@ _SUFFIX_EN = (
     rf"(?:\s+(?:for\s+now|(?:in|for)\s+(?:this|the\s+current)\s+{_PLACE_EN}|here|in\s+here"
     r"|now|for\s+a\s+while|from\s+now\s+on|again|for\s+me|back))*"
 )
+# What "stop saving/recording/..." may name and still be the switch: memories in general, or
+# what is said here.
+_EN_WHAT_WE_SAY = (
+    r"(?:(?:any\s+|new\s+)?memories|things|stuff|everything|anything"
+    r"|(?:what|whatever|everything|anything)\s+(?:i|we)\s+(?:say|write|type|send|tell\s+you)"
+    r"|(?:my|our)\s+(?:messages|chats?|conversations?|words)"
+    r"|(?:this|the|our)\s+(?:chat|conversation|group)(?:\s+history)?)"
+    r"(?:\s+(?:about\s+me|of\s+me|of\s+what\s+i\s+say))?"
+)
 EN_SWITCH_TAIL = re.compile(_SUFFIX_EN + r"(?:\s+(?:please|pls|plz))?\s*", _I)
 _EN_DISABLE = re.compile(
     rf"(?:(?:turn|switch|shut)\s+off\s+{_MEM_EN}|(?:turn|switch|shut)\s+{_MEM_EN}\s+off"
     rf"|(?:disable|deactivate|pause|suspend)\s+{_MEM_EN}|memory\s+off"
     r"|stop\s+remembering(?:\s+(?:things|stuff|everything|anything))?(?:\s+about\s+me)?"
-    r"|stop\s+(?:saving|storing|keeping|making|creating)\s+(?:any\s+|new\s+)?memories"
+    r"|stop\s+(?:making|creating)\s+(?:any\s+|new\s+)?memories"
     r"(?:\s+(?:about\s+me|of\s+me|of\s+what\s+i\s+say))?"
-    r"|stop\s+remembering\s+(?:what|whatever|everything|anything)\s+(?:i|we)\s+"
-    r"(?:say|write|type|tell\s+you))" + _SUFFIX_EN,
+    rf"|stop\s+{_EN_KEEPING}\s+{_EN_WHAT_WE_SAY})" + _SUFFIX_EN,
     _I,
 )
 _EN_ENABLE = re.compile(

@@ -368,6 +368,9 @@ _DELETE_WHAT_YOU_KNOW = _c(
 _PRONOUN_WHOLE = _c(rf"(?:{w.PRONOUN_OBJECT}\s*)+")
 # "мой старый адрес забудь": the speaker's thing first, then the verb.
 _MINE_FORGET = _c(rf"(?P<x>{w.MY}.{{1,80}}?)[\s,]+(?:{w.FORGET_IMP}){w.B}")
+# "перестань запоминать мой адрес": no longer keep it, i.e. forget it (without an object of the
+# speaker's it is the switch, above).
+_STOP_REMEMBERING_MINE = _c(rf"{w.STOP}[\s,]+{w.TO_REMEMBER}[\s,]+(?P<x>{w.MY}.{{1,80}}?)")
 
 
 # Every whole-message form holds one of these (memory, remembering, forgetting, what you know).
@@ -398,7 +401,7 @@ def _whole(c: _Ctx) -> Outcome:
         return MemoryRequest("disable", _language(c.head), "")
     if enable.fullmatch(n):
         return MemoryRequest("enable", _language(c.head), "")
-    if m := _MINE_FORGET.fullmatch(n):
+    if m := _MINE_FORGET.fullmatch(n) or _STOP_REMEMBERING_MINE.fullmatch(n):
         return as_request("forget", _language(c.head), rest[m.start("x") : m.end("x")])
     m = (
         _ERASE_FROM_MEMORY.fullmatch(n)

@@ -480,11 +480,34 @@ GROWN_NONE: list[str] = [
     "jot down my ideas for the talk",
 ]
 
+# Requests as people phrase them: stop + a verb of keeping, a modal, no longer keeping.
+PHRASED: list[Row] = [
+    ("stop saving what I say", "disable", "en", ""),
+    ("please stop storing my messages", "disable", "en", ""),
+    ("stop recording our conversations", "disable", "en", ""),
+    ("stop logging this chat", "disable", "en", ""),
+    ("stop keeping everything we say", "disable", "en", ""),
+    ("stop memorizing my address", "forget", "en", "my address"),
+]
+PHRASED_NONE: list[str] = [
+    "stop saving money",
+    "stop recording",
+    "stop tracking me",
+    "stop keeping track of time",
+    "I stop saving what I say when I'm tired",
+    "don't stop saving my messages",
+    "why did you stop saving my messages?",
+    "stop it",
+    "stop saving my work every five minutes",
+    "stop saving my address to the form",
+]
+
 REQUESTS: list[Row] = (
-    REMEMBER + DOUBLE_NEGATIVE + MENTION + COMMANDS + FORGET + SWITCH + WIDER + GROWN
+    REMEMBER + DOUBLE_NEGATIVE + MENTION + COMMANDS + FORGET + SWITCH + WIDER + GROWN + PHRASED
 )
 CONVERSATION: list[str] = (
     QUESTIONS
+    + PHRASED_NONE
     + OWN_MEMORY
     + NEGATIVE_REQUESTS
     + IDIOMS

@@ -552,7 +552,19 @@ COMMANDS: list[Row] = [
     ("/remember@my_bot мой размер одежды M", "remember", "ru", "мой размер одежды M"),
 ]
 
-REQUESTS: list[Row] = REMEMBER + POLITE + OPENERS + SYNONYMS + TYPED + FORGET + SWITCH + COMMANDS
+# Requests as people phrase them: stop + a verb of keeping, a modal, no longer keeping.
+PHRASED: list[Row] = [
+    ("перестань запоминать мой адрес", "forget", "ru", "мой адрес"),
+    ("прекрати запоминать мой номер телефона", "forget", "ru", "мой номер телефона"),
+]
+PHRASED_NONE: list[str] = [
+    "я перестал запоминать мой пароль",
+    "перестань запоминать мой адрес?",
+]
+
+REQUESTS: list[Row] = (
+    REMEMBER + POLITE + OPENERS + SYNONYMS + TYPED + FORGET + SWITCH + COMMANDS + PHRASED
+)
 
 # --- conversation -------------------------------------------------------------------------------
 
@@ -786,6 +798,7 @@ INSIDE: list[str] = [
 
 CONVERSATION: list[str] = (
     QUESTIONS
+    + PHRASED_NONE
     + OWN_MEMORY
     + NEGATIVE
     + REMINDERS

@@ -494,7 +494,19 @@ COMMANDS: list[Row] = [
     ("/remember@my_bot що я їм без цукру", "remember", "uk", "що я їм без цукру"),
 ]
 
-REQUESTS: list[Row] = REMEMBER + POLITE + OPENERS + SYNONYMS + TYPED + FORGET + SWITCH + COMMANDS
+# Requests as people phrase them: stop + a verb of keeping, a modal, no longer keeping.
+PHRASED: list[Row] = [
+    ("перестань запам'ятовувати мою адресу", "forget", "uk", "мою адресу"),
+    ("припини запам'ятовувати мій номер", "forget", "uk", "мій номер"),
+]
+PHRASED_NONE: list[str] = [
+    "я перестав запам'ятовувати мій пароль",
+    "припини запам'ятовувати мій номер?",
+]
+
+REQUESTS: list[Row] = (
+    REMEMBER + POLITE + OPENERS + SYNONYMS + TYPED + FORGET + SWITCH + COMMANDS + PHRASED
+)
 
 # --- conversation -------------------------------------------------------------------------------
 
@@ -728,6 +740,7 @@ INSIDE: list[str] = [
 
 CONVERSATION: list[str] = (
     QUESTIONS
+    + PHRASED_NONE
     + OWN_MEMORY
     + NEGATIVE
     + REMINDERS

@@ -331,11 +331,28 @@ GROWN_NONE: list[str] = [
     "他把记忆关掉了",
 ]
 
+# Requests as people phrase them: stop + a verb of keeping, a modal, no longer keeping.
+PHRASED: list[Row] = [
+    ("你必须记住我喜欢绿茶", "remember", "zh", "我喜欢绿茶"),
+    ("你应该记住我住在上海", "remember", "zh", "我住在上海"),
+    ("一定要记住我对花生过敏", "remember", "zh", "我对花生过敏"),
+    ("不要再记着我的地址了", "forget", "zh", "我的地址"),
+    ("别再记住我的生日了", "forget", "zh", "我的生日"),
+    ("不用再记得我的电话了", "forget", "zh", "我的电话"),
+]
+PHRASED_NONE: list[str] = [
+    "你应该记住这个吗？",
+    "别再记着这件事了",
+    "别再记着我了",
+    "我必须记住带钥匙",
+]
+
 REQUESTS: list[Row] = (
-    COMMANDS + REMEMBER + DOUBLE_NEGATIVE + TRADITIONAL + FORGET + SWITCH + WIDER + GROWN
+    COMMANDS + REMEMBER + DOUBLE_NEGATIVE + TRADITIONAL + FORGET + SWITCH + WIDER + GROWN + PHRASED
 )
 CONVERSATION: list[str] = (
     QUESTIONS
+    + PHRASED_NONE
     + OWN_MEMORY
     + NEGATIVE_REQUESTS
     + IDIOMS
