@@ -141,7 +141,9 @@ _PREFIX_TABLE: tuple[_Prefix, ...] = (
     _Prefix(_ZH_MODAL + r"(?:帮我|替我|帮忙)", polite=True, modal=True),
     _Prefix(_ZH_MODAL, modal=True),
     # "你必须记住…", "你应该记住…", "一定要记住…": an obligation is an instruction, not a question.
-    _Prefix(r"(?:你|您)?(?:必须|必需|应该|应当|得|一定要|务必|最好)(?=记|牢记|别忘|不要忘)", polite=True),
+    _Prefix(
+        r"(?:你|您)?(?:必须|必需|应该|应当|得|一定要|务必|最好)(?=记|牢记|别忘|不要忘)", polite=True
+    ),
     _Prefix(r"(?:帮我|替我|帮忙|给我)", polite=True),
     # A bare "你…" also opens statements about the bot ("你记得我说过…",
     # "你把我的生日忘了"); the rules that care look at ``you``.
