@@ -18,7 +18,7 @@ import asyncpg
 
 from bot_memory import control
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
-from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn
+from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn, record_view
 from bot_memory.control import ControlResult
 from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
@@ -36,7 +36,14 @@ from bot_memory.pipeline import (
 )
 from bot_memory.retention import After, Trace, find_traces
 from bot_memory.retention import sweeps as retention
-from bot_memory.retrieval import RecallContext, denied, render, unreadable_entries
+from bot_memory.retrieval import (
+    RecallContext,
+    denied,
+    find_records,
+    match_entry,
+    render,
+    unreadable_entries,
+)
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
 from bot_memory.storage import (
@@ -53,6 +60,7 @@ from bot_memory.storage import (
     rebuild_missing_recall,
     stop_jobs_touching,
 )
+from bot_memory.terms import worth_searching
 
 log = get_logger(__name__)
 
@@ -77,7 +85,7 @@ class Memory:
     access: Access
     closer: RequestCloser
     requests_first: RequestsFirst
-    _marked: dict[str, datetime] = field(default_factory=dict)  # scope -> last use written
+    _marked: dict[str, datetime] = field(default_factory=dict)  # scope/record -> use written
     _outage: OutageBuffer = field(init=False)
     _closed: bool = False
     # Bumped by every purge: what adapters cached about chats (their auto-delete timers) was
@@ -509,9 +517,15 @@ class Memory:
         return Gate(self.access, scope, requester, lookup)  # type: ignore[arg-type]
 
     async def recall(
-        self, scope: Scope, *, gate: Gate | None = None, now: datetime | None = None
+        self,
+        scope: Scope,
+        *,
+        gate: Gate | None = None,
+        now: datetime | None = None,
+        message: str | None = None,
     ) -> RecallContext:
-        """The memory block for a new request in this scope, for this requester, now."""
+        """The memory block for a new request in this scope, for this requester, now; with
+        `message` (the current human message's text) also the records that best match it."""
         now = now or datetime.now(UTC)
         if gate is not None:
             # Asked first, even with nothing stored: "denied" also tells the reference agent to
@@ -532,9 +546,42 @@ class Memory:
         if gate is not None:
             hidden = await unreadable_entries(gate, scope, row)
         recalled = render(row, scope, now=now, unreadable=hidden)
+        if recalled.mode in ("index", "directory") and worth_searching(message):
+            recalled = await self._with_matches(recalled, scope, message or "", gate, now)
         if recalled.memory_ids:
             await self._note_use(scope, recalled.memory_ids, now)
         return recalled
+
+    async def _with_matches(
+        self, recalled: RecallContext, scope: Scope, message: str, gate: Gate | None, now: datetime
+    ) -> RecallContext:
+        """The records query_memories would find for this message, under the same gates (memory
+        on and the sources retained in the search itself; membership asked above; the host's
+        read grants here), beside what the block already names."""
+        most = self.settings.recall_matches_max_records
+        if most <= 0:
+            return recalled
+        standing, found = await find_records(
+            self.store.pool,
+            scope,
+            query=message,
+            record_id=None,
+            now=now,
+            limit=most + len(recalled.memory_ids),
+        )
+        if standing != "ok":
+            return recalled
+        named = set(recalled.memory_ids)
+        picked = []
+        for record in found:
+            if record.id in named:
+                continue
+            if gate is not None and not await gate.readable(record_view(record)):
+                continue
+            picked.append(match_entry(record))
+            if len(picked) == most:
+                break
+        return recalled.with_matches(picked, self.settings.recall_block_max_bytes)
 
     def turn(
         self,
@@ -553,12 +600,19 @@ class Memory:
     async def _note_use(self, scope: Scope, memory_ids: list[str], now: datetime) -> None:
         """Being in the index a request was given counts as use (retention and the cap)."""
         # On the request's own clock: a replay (the evaluation) compresses months into seconds.
-        last = self._marked.get(scope.key)
-        if last is not None and last <= now < last + timedelta(seconds=USE_MARK_INTERVAL):
+        # Each record is written at most hourly (the matches differ from message to message).
+        fresh = [
+            i
+            for i in memory_ids
+            if (last := self._marked.get(f"{scope.key}/{i}")) is None
+            or not last <= now < last + timedelta(seconds=USE_MARK_INTERVAL)
+        ]
+        if not fresh:
             return
-        self._marked[scope.key] = now
+        for i in fresh:
+            self._marked[f"{scope.key}/{i}"] = now
         async with self.store.locked(scope.workspace) as tx:
-            await tx.mark_used(memory_ids, now)
+            await tx.mark_used(fresh, now)
 
     async def still_available(self, scope: Scope, memory_ids: list[str], now: datetime) -> set[str]:
         """Which of these records are valid and retained now (for in-flight rechecks)."""

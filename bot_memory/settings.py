@@ -100,6 +100,11 @@ class MemorySettings(BaseSettings):
 
     # --- recall and tools ---------------------------------------------------------------------
     pending_directory_max: int = 8  # directory used while consolidation is pending
+    # Beside the index (or directory), each request carries the records that best match its
+    # message, found by query_memories' search; 0 turns the matches off.
+    recall_matches_max_records: int = 4
+    # The whole recalled block, matches included: matches are added only while it fits.
+    recall_block_max_bytes: int = 6_000
     query_max_results: int = 12
     query_max_source_ids: int = 20
     agent_history_messages: int = 10  # ordinary conversation context beside the index

@@ -83,6 +83,20 @@ _HAN_GRAMMAR = _CJK_STOP | frozenset(
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 
 
+# What people say that names nothing to look up: a message of these alone costs no search.
+SMALL_TALK = frozenset(
+    """
+    hi hello hey hiya yo thanks thank thx ty ok okay k yes yeah yep no nope sure cool nice great
+    lol haha good morning night evening bye goodbye cheers welcome please sorry wow hmm oh ah
+    привет здравствуй здравствуйте спасибо пока да нет ок хорошо ладно круто класс ага угу
+    привіт дякую так ні добре гаразд
+    """.split()
+)
+_SMALL_TALK_CJK = frozenset(
+    "你好 您好 谢谢 謝謝 好的 好 嗯 哈哈 哈哈哈 再见 再見 早 早安 晚安 是的 对 對 不 行".split()
+)
+
+
 def fold(text: str) -> str:
     """Case- and width-folded: what both sides of a comparison are made of."""
     return unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
@@ -210,6 +224,24 @@ def parse_query(text: str | None) -> Query:
             kept.append((any_term, title_term))
     kept = kept[:MAX_QUERY_TERMS]
     return Query([a for a, _ in kept], [t for _, t in kept])
+
+
+def worth_searching(text: str | None) -> bool:
+    """Whether a message names anything to look up: one cheap pass, no database. A greeting,
+    thanks, a yes or an emoji does not; a question about anything does."""
+    if not text:
+        return False
+    for token in _tokens(text):
+        if token.kind == "word":
+            if (
+                token.text not in STOPWORDS
+                and token.text not in SMALL_TALK
+                and (len(token.text) > 1 or token.text.isdigit())
+            ):
+                return True
+        elif token.text not in _SMALL_TALK_CJK and any(c not in _HAN_GRAMMAR for c in token.text):
+            return True
+    return False
 
 
 def _cjk_query_terms(run: str) -> list[tuple[bool, str, str]]:

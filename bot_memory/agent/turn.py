@@ -55,7 +55,9 @@ class Turn:
         if self.recall is None:
             await self.memory.begin(self.source, kind=self.kind)
             gate = self.memory.tools.gate_for(self.context)
-            self.recall = await self.memory.recall(self.source.scope, gate=gate, now=now)
+            self.recall = await self.memory.recall(
+                self.source.scope, gate=gate, now=now, message=self.source.text
+            )
             await self.memory.store.set_recall(self.source, self.recall.memory_ids)
         return self.recall
 

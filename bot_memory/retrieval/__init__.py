@@ -1,4 +1,5 @@
-"""Retrieval: what memory gives back. `recall` (the compact index every request carries),
+"""Retrieval: what memory gives back. `recall` (the compact index every request carries, with
+the records that match its message),
 `find` (what the read tools and the memory screens find, in SQL).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
@@ -7,13 +8,20 @@
 from __future__ import annotations
 
 from bot_memory.retrieval.find import find_excerpts, find_records
-from bot_memory.retrieval.recall import RecallContext, denied, render, unreadable_entries
+from bot_memory.retrieval.recall import (
+    RecallContext,
+    denied,
+    match_entry,
+    render,
+    unreadable_entries,
+)
 
 __all__ = [
     "RecallContext",
     "denied",
     "find_excerpts",
     "find_records",
+    "match_entry",
     "render",
     "unreadable_entries",
 ]
