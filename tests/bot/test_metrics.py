@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot_memory.metrics import ALLOWED_LABELS, RECALL_MODES, SERIES, Metrics, exposed_name
+from bot_memory.metrics import ALLOWED_LABELS, SERIES, exposed_name
 from bot_memory_aiogram.metrics import serve
 from tests.support.e2e import Env, wait_until
 
@@ -135,27 +135,3 @@ async def _conversation(env: Env, base: str) -> None:
     assert status == 503 and '"database": {"ok": false' in body
     samples = parse((await get(f"{base}/metrics"))[1])
     assert value(samples, "bot_memory_database_errors_total", operation="health") >= 1
-
-
-def test_recall_modes_are_the_retrievals() -> None:
-    from typing import get_args
-
-    from bot_memory.retrieval.recall import RecallMode
-
-    assert set(RECALL_MODES) == {*get_args(RecallMode), "other"}
-
-
-def test_values_outside_a_set_are_counted_as_other() -> None:
-    metrics = Metrics()
-    metrics.message_skipped("a user's text")
-    metrics.tool_call("chat -100777", "ok")
-    samples = parse(metrics.render().decode())
-    assert value(samples, "bot_memory_messages_skipped_total", reason="other") == 1
-    assert value(samples, "bot_memory_tool_calls_total", tool="other", outcome="ok") == 1
-
-
-def test_two_memories_count_apart() -> None:
-    first, second = Metrics(), Metrics()
-    first.message_recorded()
-    assert value(parse(first.render().decode()), "bot_memory_messages_recorded_total") == 1
-    assert value(parse(second.render().decode()), "bot_memory_messages_recorded_total") == 0
