@@ -15,6 +15,7 @@ import bench_flood
 import bench_intents
 import bench_late_worker
 import bench_memory
+import bench_metrics
 import bench_pipeline
 import bench_redaction
 
@@ -37,6 +38,7 @@ def main() -> None:
         f"({red['adversarial_growth_10kb_to_100kb']:.2f}x linear from 10 KB)"
     )
     bench_memory.report(bench_memory.run())
+    bench_metrics.report(bench_metrics.run())
     bench_pipeline.report(bench_pipeline.run())
     bench_late_worker.report(bench_late_worker.run())
     bench_flood.report(bench_flood.run())

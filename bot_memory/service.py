@@ -8,11 +8,13 @@ Ingress records through it, the worker runs under it, recall and tools are reach
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Self, cast
+from typing import Any, Self, cast
 
 import asyncpg
 
@@ -23,6 +25,7 @@ from bot_memory.control import ControlResult
 from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline import (
     GatedPool,
@@ -30,10 +33,13 @@ from bot_memory.pipeline import (
     PipelineContext,
     RequestsFirst,
     Worker,
+    backlog,
+    live_window,
     pipeline_settings,
     rearm,
     record_bot_pin,
 )
+from bot_memory.redaction import redacted_spans
 from bot_memory.retention import After, Trace, find_traces
 from bot_memory.retention import sweeps as retention
 from bot_memory.retrieval import (
@@ -91,6 +97,8 @@ class Memory:
     # Bumped by every purge: what adapters cached about chats (their auto-delete timers) was
     # deleted with the workspace and must be asked for again.
     purges: int = 0
+    # This Memory's own Prometheus registry (off without prometheus-client): docs/operating.md.
+    metrics: Metrics = field(default_factory=lambda: Metrics(enabled=False))
 
     def __post_init__(self) -> None:
         self._outage = OutageBuffer(
@@ -113,6 +121,9 @@ class Memory:
         """
         settings = settings or MemorySettings()
         db = await Database.open(settings)
+        metrics = Metrics(enabled=settings.metrics_enabled)
+        metrics.watch_pools({"main": db.pool, "worker": db.worker_pool})
+        metrics.watch_counter("redactions", redacted_spans)
         limits = Limits(
             directory_max=settings.pending_directory_max,
             max_records=settings.workspace_max_records,
@@ -140,8 +151,10 @@ class Memory:
         requests_first = RequestsFirst(settings.worker_yield_max_seconds)
         worker_pool = cast(asyncpg.Pool, GatedPool(db.worker_pool, requests_first))
         worker_store = Store(worker_pool, limits=limits)
-        pipeline = Pipeline(PipelineContext(store=worker_store, model=model, settings=settings))
-        tools = ToolExecutor(store, model, settings, access)
+        pipeline = Pipeline(
+            PipelineContext(store=worker_store, model=model, settings=settings, metrics=metrics)
+        )
+        tools = ToolExecutor(store, model, settings, access, metrics)
         log.info(
             "memory.opened",
             embedded=db.embedded is not None,
@@ -157,14 +170,16 @@ class Memory:
             pipeline=pipeline,
             worker=Worker(pipeline),
             tools=tools,
-            agent=ReferenceAgent(store, model, settings),
+            agent=ReferenceAgent(store, model, settings, metrics),
             access=access,
             requests_first=requests_first,
             closer=RequestCloser(
                 store,
                 idle_seconds=settings.idle_window_seconds,
                 linger_seconds=settings.request_close_linger_seconds,
+                metrics=metrics,
             ),
+            metrics=metrics,
         )
 
     async def close(self) -> None:
@@ -195,6 +210,65 @@ class Memory:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    # --- metrics and health ------------------------------------------------------------------
+
+    async def scrape(self) -> bytes:
+        """The metrics in Prometheus' text format, with the gauges that need the database (jobs
+        by state, pipeline lag) read now, in one statement. Raises metrics.MetricsUnavailable
+        without prometheus-client (or with BOT_MEMORY_METRICS_ENABLED=false)."""
+        if self.metrics.enabled:
+            try:
+                found = await backlog(self.store.pool, timeout=self.settings.health_timeout_seconds)
+            except Exception as exc:  # the counters are still worth a scrape
+                if is_connection_error(exc) or isinstance(exc, TimeoutError):
+                    self.metrics.database_error("scrape")
+                log.warning("memory.metrics_backlog_failed", error=repr(exc)[:200])
+            else:
+                self.metrics.backlog(found.jobs, found.lag_seconds)
+        return self.metrics.render()
+
+    async def health(self) -> tuple[bool, dict[str, Any]]:
+        """(healthy?, details) for /healthz: the database answers SELECT 1 within
+        health_timeout_seconds, and a worker ticked recently (this process's, or any sharing
+        the database) -- within the window `bot-memory status` calls a worker live."""
+        timeout = self.settings.health_timeout_seconds
+        window = live_window(self.settings.tick_interval_seconds).total_seconds()
+        started = time.monotonic()
+        database: dict[str, Any] = {"ok": False}
+        try:
+            await asyncio.wait_for(self.store.pool.fetchval("SELECT 1"), timeout)
+            database["ok"] = True
+        except Exception as exc:
+            self.metrics.database_error("health")
+            database["error"] = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+        database["seconds"] = round(time.monotonic() - started, 4)
+        last = self.pipeline.last_tick_at
+        worker: dict[str, Any] = {
+            "ok": False,
+            "in_process": self.worker.running,
+            "window_seconds": window,
+            "last_tick_age_seconds": None if last is None else round(time.time() - last, 3),
+        }
+        if last is not None and time.time() - last <= window:
+            worker["ok"] = True
+        elif database["ok"]:
+            try:  # a worker of its own process (bot-memory worker), sharing the database
+                age = await asyncio.wait_for(
+                    self.store.pool.fetchval(
+                        "SELECT extract(epoch FROM now() - max(last_tick_at)) FROM worker_ticks"
+                    ),
+                    timeout,
+                )
+            except Exception as exc:
+                self.metrics.database_error("health")
+                worker["error"] = type(exc).__name__
+            else:
+                if age is not None:
+                    worker["last_tick_age_seconds"] = round(float(age), 3)
+                    worker["ok"] = float(age) <= window
+        ok = bool(database["ok"] and worker["ok"])
+        return ok, {"ok": ok, "database": database, "worker": worker}
 
     # --- tenancy ------------------------------------------------------------------------------
 
@@ -405,12 +479,14 @@ class Memory:
         except Exception as exc:
             if not is_connection_error(exc):
                 raise
-            self._outage.hold(held, exc)
+            self.metrics.database_error("record")
+            kept = self._outage.hold(held, exc)
+            self.metrics.message_skipped("held" if kept else "buffer_full")
             raise MemoryUnavailable(str(exc)) from exc
 
     async def _record(self, held: Held) -> SourceMessage | None:
         days = self.settings.message_retention_days
-        return await self.store.record_directed(
+        source = await self.store.record_directed(
             held.scope,
             thread_id=held.thread_id,
             telegram_message_id=held.telegram_message_id,
@@ -421,6 +497,11 @@ class Memory:
             sent_at=held.sent_at,
             retain_until=held.sent_at + timedelta(days=days) if days is not None else None,
         )
+        if source is None:
+            self.metrics.message_skipped("duplicate")
+        else:
+            self.metrics.message_recorded()
+        return source
 
     async def _close_unanswered(self, source: SourceMessage) -> None:
         await self.finish(source, status="unanswered", error="recorded after a database outage")
@@ -476,7 +557,7 @@ class Memory:
 
         With the aiogram adapter this happens by itself when the handler returns; call it for
         requests a handler kept open (flags={"memory": "keep_open"})."""
-        return await self.store.finish_request(
+        closed = await self.store.finish_request(
             source,
             status=status,
             now=now or datetime.now(UTC),
@@ -487,6 +568,9 @@ class Memory:
             error=error,
             kind=kind,
         )
+        if closed:
+            self.metrics.request_closed(status)
+        return closed
 
     def close_later(
         self,
@@ -506,6 +590,7 @@ class Memory:
             source.request_id, status, at, None if error is None else storable(error), kind
         )
         self.closer.close_later(closing)
+        self.metrics.request_closed(status)
 
     async def flush(self) -> None:
         """Wait until every request closed with close_later() is written."""
@@ -526,7 +611,13 @@ class Memory:
     ) -> RecallContext:
         """The memory block for a new request in this scope, for this requester, now; with
         `message` (the current human message's text) also the records that best match it."""
-        now = now or datetime.now(UTC)
+        recalled = await self._recall(scope, gate, now or datetime.now(UTC), message)
+        self.metrics.recall(recalled.mode)
+        return recalled
+
+    async def _recall(
+        self, scope: Scope, gate: Gate | None, now: datetime, message: str | None
+    ) -> RecallContext:
         if gate is not None:
             # Asked first, even with nothing stored: "denied" also tells the reference agent to
             # leave the group's stored conversation out of the prompt.

@@ -149,6 +149,17 @@ class MemorySettings(BaseSettings):
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 8081
 
+    # --- metrics and health (docs/operating.md#metrics-and-health) -----------------------------
+    # Count Prometheus metrics (needs prometheus-client: pip install 'bot-memory[metrics]');
+    # false: nothing is counted and /metrics answers 503.
+    metrics_enabled: bool = True
+    # Where `bot-memory run` (long polling) and `bot-memory worker` serve /metrics and /healthz;
+    # unset: not served (a webhook bot mounts them on its own app: bot_memory_aiogram.metrics).
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"  # the metrics port's address (behind your scraper's network)
+    # /healthz: the database must answer SELECT 1 within this long.
+    health_timeout_seconds: float = 2.0
+
     @classmethod
     def settings_customise_sources(
         cls,

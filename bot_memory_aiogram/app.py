@@ -21,6 +21,7 @@ from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.storage import DatabaseUnavailable
+from bot_memory_aiogram.metrics import serve_configured
 from bot_memory_aiogram.miniapp import mount, serve
 from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 
@@ -47,6 +48,9 @@ async def run(settings: MemorySettings | None = None) -> int:
     bot = make_bot(token, os.environ.get("TELEGRAM_API_URL"))
     dp = Dispatcher()
     setup(dp, memory, reference_agent=True)
+    # /metrics and /healthz on BOT_MEMORY_METRICS_HOST:_PORT, if that port is set (never on
+    # the webhook's public server).
+    metrics = await serve_configured(memory)
     try:
         if memory.settings.webhook_url:
             await run_webhook(dp, bot, memory.settings)
@@ -60,6 +64,8 @@ async def run(settings: MemorySettings | None = None) -> int:
                 if page is not None:
                     await page.cleanup()
     finally:
+        if metrics is not None:
+            await metrics.cleanup()
         await memory.close()
         await bot.session.close()
     return 0

@@ -84,6 +84,7 @@ def setup(
             max_in_flight=settings.chat_max_in_flight,
             burst=settings.sender_burst_messages,
             per_second=settings.sender_messages_per_second,
+            metrics=memory.metrics,
         )
     )
     dp["memory_middleware"] = middleware = MemoryMiddleware(memory, workspace)

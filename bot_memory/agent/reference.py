@@ -13,6 +13,7 @@ from bot_memory.access import ItemView
 from bot_memory.agent.turn import clip
 from bot_memory.billing import Charge, Charger
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, Completion, ModelError
 from bot_memory.retrieval import RecallContext
 from bot_memory.settings import MemorySettings
@@ -36,11 +37,19 @@ class AgentAnswer:
 
 
 class ReferenceAgent:
-    def __init__(self, store: Store, model: ChatModel, settings: MemorySettings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        model: ChatModel,
+        settings: MemorySettings,
+        metrics: Metrics | None = None,
+    ) -> None:
         self._store = store
         # An answer's charge is settled for a short while only (the Charger's default), not
         # the worker's settle_retry_seconds: a user waits for this reply.
-        self._charger = Charger(store, model, settings.workspace_budget_usd)
+        self._charger = Charger(
+            store, model, settings.workspace_budget_usd, metrics=metrics or Metrics(enabled=False)
+        )
         self._settings = settings
 
     async def answer(self, turn: Turn) -> AgentAnswer:

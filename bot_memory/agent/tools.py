@@ -21,6 +21,7 @@ from bot_memory.access import Access, Gate, ItemView, Membership, Requester
 from bot_memory.deprecation import warn_deprecated
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel
 from bot_memory.records import MemoryRecord, message_id_of, source_id
 from bot_memory.retrieval import find_excerpts, find_records
@@ -190,8 +191,14 @@ class _VouchedAdminGate(Gate):
 
 class ToolExecutor:
     def __init__(
-        self, store: Store, model: ChatModel, settings: MemorySettings, access: Access
+        self,
+        store: Store,
+        model: ChatModel,
+        settings: MemorySettings,
+        access: Access,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics(enabled=False)
         self._store = store
         self._model = model
         self._settings = settings
@@ -239,8 +246,10 @@ class ToolExecutor:
             result = {"error": f"invalid arguments: {str(exc)[:300]}"}
         except WorkspaceGone:
             result = {"error": "this chat's memory was deleted"}
+        outcome: Literal["ok", "error"] = "error" if "error" in result else "ok"
+        self._metrics.tool_call(name, outcome)
         if not recorded:
-            await self._store.record_usage(usage("error" if "error" in result else "ok"))
+            await self._store.record_usage(usage(outcome))
         return result
 
     async def _member(self, ctx: ToolContext, tool: str) -> dict[str, Any] | None:

@@ -128,6 +128,14 @@ class Turn:
         """Charge one of the host's own model calls to this request (optional)."""
         self._calls += 1
         usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        cost = self.memory.model.cost_usd(usage) if cost_usd is None else cost_usd
+        self.memory.metrics.model_call(
+            "host",
+            "ok",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost,
+        )
         await self.memory.store.record_usage(
             UsageEntry(
                 workspace=self.source.scope.workspace,
@@ -137,7 +145,7 @@ class Turn:
                 model=model,
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
-                cost_usd=self.memory.model.cost_usd(usage) if cost_usd is None else cost_usd,
+                cost_usd=cost,
                 idempotency_key=key or f"req:{self.source.request_id}:host:{self._calls}",
             )
         )

@@ -12,7 +12,7 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import asyncpg
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from bot_memory.billing import ledger
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, Completion, ModelError, Outcome, Usage
 from bot_memory.storage import Store, is_connection_error
 
@@ -52,6 +53,7 @@ class Charger:
     model: ChatModel
     workspace_budget_usd: float
     settle_retry_seconds: float = 10.0
+    metrics: Metrics = field(default_factory=lambda: Metrics(enabled=False))
 
     async def complete(
         self,
@@ -117,17 +119,21 @@ class Charger:
                 workspace_budget_usd=self.workspace_budget_usd,
             )
         except ledger.BudgetRefused as exc:
+            self.metrics.model_call(charge.kind, "refused")
             raise BudgetExhausted(str(exc)) from exc
         try:
             result, usage = await call()
         except ModelError as exc:
+            self._count(charge, exc.outcome, exc.usage)
             await self._close(attempt, exc.outcome, exc.usage, str(exc))
             raise
         except BaseException as exc:
             # Cancelled (deadline, shutdown) or broken mid-call: the request may have been
             # processed. Recorded even while the cancellation goes on.
+            self._count(charge, "unknown", Usage())
             await asyncio.shield(self._close(attempt, "unknown", Usage(), repr(exc)[:300]))
             raise
+        self._count(charge, "ok", usage)
         # Paid: record it and keep the answer even if a cancellation arrives meanwhile, and only
         # then let the cancellation go on (the caller reads the ledger to see it was kept).
         closing = asyncio.ensure_future(self._close(attempt, "ok", usage, None, settle, result))
@@ -141,6 +147,15 @@ class Charger:
                 log.warning("memory.settle_failed", error=repr(closing.exception())[:200])
             raise
         return result
+
+    def _count(self, charge: Charge, outcome: str, usage: Usage) -> None:
+        self.metrics.model_call(
+            charge.kind,
+            outcome,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=self.model.cost_usd(usage),
+        )
 
     async def _close(
         self,
@@ -171,7 +186,10 @@ class Charger:
                         await settle(conn, result)
                 return
             except Exception as exc:
-                if not is_connection_error(exc) or time.monotonic() > deadline:
+                if not is_connection_error(exc):
+                    raise
+                self.metrics.database_error("settle")
+                if time.monotonic() > deadline:
                     raise
                 log.warning("memory.settle_retry", error=repr(exc)[:200], ledger=attempt.ledger_id)
                 await asyncio.sleep(pause)

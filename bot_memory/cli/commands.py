@@ -33,6 +33,9 @@ from bot_memory.storage import Database, DatabaseUnavailable, Limits, Store
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
 Entry = Callable[[argparse.Namespace], int]  # a command the adapter runs: its exit status
+# The adapter's /metrics and /healthz server for `bot-memory worker` (BOT_MEMORY_METRICS_PORT):
+# serve(memory) -> stop(), or None when the port is not set.
+ServeMetrics = Callable[[Any], Awaitable[Callable[[], Awaitable[None]] | None]]
 
 
 def configure_logging(level: str, *, as_json: bool = False) -> None:
@@ -80,9 +83,11 @@ async def verify_forgotten(args: argparse.Namespace, db: Database) -> int:
     return 1 if unexpected else 0
 
 
-async def run_worker() -> int:
+async def run_worker(serve_metrics: ServeMetrics | None = None) -> int:
     """The pipeline without Telegram: N bot processes and M workers can share one database
-    (claims use SKIP LOCKED, so no job runs twice). SIGTERM / SIGINT stop it gracefully."""
+    (claims use SKIP LOCKED, so no job runs twice). SIGTERM / SIGINT stop it gracefully.
+    With BOT_MEMORY_METRICS_PORT set, /metrics and /healthz are served (`serve_metrics`, the
+    adapter's aiohttp server, wired by `bot_memory.__main__`)."""
     from bot_memory.service import Memory
 
     try:
@@ -94,10 +99,18 @@ async def run_worker() -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    stop_serving = None
+    if memory.settings.metrics_port is not None:
+        if serve_metrics is None:
+            print("bot-memory: serving metrics needs the aiogram adapter", file=sys.stderr)
+        else:
+            stop_serving = await serve_metrics(memory)
     memory.worker.start()
     try:
         await stop.wait()
     finally:
+        if stop_serving is not None:
+            await stop_serving()
         await memory.close()  # lets a call in flight finish within the grace period
     return 0
 
@@ -391,7 +404,11 @@ def _settings_errors(
     return lines
 
 
-def main(argv: list[str] | None = None, adapter: Mapping[str, Entry] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    adapter: Mapping[str, Entry] | None = None,
+    serve_metrics: ServeMetrics | None = None,
+) -> int:
     """The command line; `adapter` gives the commands that need Telegram (`run`, `demo`),
     wired by `bot_memory.__main__` so the core never imports the adapter."""
     args = _parse(argv)
@@ -415,6 +432,6 @@ def main(argv: list[str] | None = None, adapter: Mapping[str, Entry] | None = No
         return code
     if args.command == "worker":
         configure_logging(args.log_level or "info", as_json=_json_logs(args))
-        return asyncio.run(run_worker())
+        return asyncio.run(run_worker(serve_metrics))
     configure_logging(args.log_level or "warning", as_json=_json_logs(args))
     return asyncio.run(_with_database(args.handler, args))

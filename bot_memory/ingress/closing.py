@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.storage import Closing, Store, is_connection_error
 
 log = get_logger(__name__)
@@ -27,7 +28,9 @@ class RequestCloser:
         idle_seconds: float,
         linger_seconds: float,
         retry_pauses: tuple[float, ...] = (0.5, 2.0),
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics(enabled=False)
         self._store = store
         self._retry_pauses = retry_pauses
         self._idle_seconds = idle_seconds
@@ -72,6 +75,7 @@ class RequestCloser:
             except Exception as exc:
                 if not is_connection_error(exc):
                     break
+                self._metrics.database_error("close")
                 if pause is None:  # the request timeout closes them (as lost)
                     log.warning("memory.close_deferred", requests=len(batch), attempts=attempt + 1)
                     return

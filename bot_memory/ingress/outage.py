@@ -54,7 +54,8 @@ class OutageBuffer:
     def __len__(self) -> int:
         return len(self._held)
 
-    def hold(self, held: Held, exc: BaseException) -> None:
+    def hold(self, held: Held, exc: BaseException) -> bool:
+        """Keep the message for later; False when the buffer is full and it is skipped."""
         if len(self._held) >= self.limit:
             log.warning(
                 "memory.ingress_skipped",
@@ -62,11 +63,12 @@ class OutageBuffer:
                 chat_id=held.scope.chat_id,
                 message_id=held.telegram_message_id,
             )
-            return
+            return False
         self._held.append(held)
         log.warning("memory.ingress_held", held=len(self._held), error=repr(exc)[:200])
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain(), name="bot-memory-ingress-drain")
+        return True
 
     def cancel(self) -> None:
         if self._drainer is not None:

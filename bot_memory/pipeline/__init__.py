@@ -1,6 +1,7 @@
 """The background pipeline: due scopes found, jobs claimed with leases, extraction,
-consolidation, maintenance, the worker; `priority` (a worker in the bot's process steps aside
-while messages are handled) and `serving` (which worker runs a job, by its model).
+consolidation, maintenance, the worker, its backlog (for the metrics); `priority` (a worker in
+the bot's process steps aside while messages are handled) and `serving` (which worker runs a
+job, by its model).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -8,6 +9,7 @@ while messages are handled) and `serving` (which worker runs a job, by its model
 from __future__ import annotations
 
 from bot_memory.pipeline.agreement import disagreements, pipeline_settings
+from bot_memory.pipeline.backlog import Backlog, backlog
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
@@ -17,12 +19,14 @@ from bot_memory.pipeline.serving import Pin, lacks, live_window
 from bot_memory.pipeline.worker import Pipeline, Worker
 
 __all__ = [
+    "Backlog",
     "GatedPool",
     "Pin",
     "Pipeline",
     "PipelineContext",
     "RequestsFirst",
     "Worker",
+    "backlog",
     "disagreements",
     "lacks",
     "live_window",

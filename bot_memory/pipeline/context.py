@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from bot_memory.billing import Charge, Charger
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.models import CONSOLIDATION, EXTRACTION, ChatModel
 from bot_memory.pipeline import jobs
 from bot_memory.pipeline.jobs import Job
@@ -29,6 +30,7 @@ class PipelineContext:
     store: Store  # over the worker's own pool: ingress never waits for the pipeline
     model: ChatModel
     settings: MemorySettings
+    metrics: Metrics = field(default_factory=lambda: Metrics(enabled=False))
     charger: Charger = field(init=False)
 
     def __post_init__(self) -> None:
@@ -37,6 +39,7 @@ class PipelineContext:
             self.model,
             self.settings.workspace_budget_usd,
             settle_retry_seconds=self.settings.settle_retry_seconds,
+            metrics=self.metrics,
         )
 
     @property

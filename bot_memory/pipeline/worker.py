@@ -41,7 +41,7 @@ from bot_memory.pipeline.maintenance import (
     prune_due,
 )
 from bot_memory.retention.sweeps import expire_due
-from bot_memory.storage import WorkspaceGone
+from bot_memory.storage import WorkspaceGone, is_connection_error
 
 log = get_logger(__name__)
 
@@ -61,6 +61,7 @@ class Pipeline:
         self.ctx = ctx
         self.stopping = asyncio.Event()
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.last_tick_at: float | None = None  # time.time() when a tick last finished here
 
     async def tick(
         self, now: datetime | None = None, *, deadline: float | None = None
@@ -74,6 +75,7 @@ class Pipeline:
         report = TickReport()
         now = now or datetime.now(UTC)
         report.abandoned = await close_abandoned(self.ctx, now)
+        self.ctx.metrics.request_closed("abandoned", report.abandoned)
         await close_stale_attempts(self.ctx, now)
         report.expired = (await expire_due(self.ctx.store, now)).as_dict()
         report.pruned = await prune_due(self.ctx, now)
@@ -113,6 +115,8 @@ class Pipeline:
             self.ctx.model.model,
             json.dumps(pipeline_settings(self.ctx.settings)),
         )
+        self.last_tick_at = time.time()
+        self.ctx.metrics.worker_tick(ok=True, at=self.last_tick_at)
         return report
 
     async def run_job(self, job: Job, now: datetime) -> str:
@@ -310,6 +314,9 @@ class Worker:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a bad tick (the database away, ...) is logged; on we go
+                self.pipeline.ctx.metrics.worker_tick(ok=False)
+                if is_connection_error(exc):
+                    self.pipeline.ctx.metrics.database_error("tick")
                 log.warning("pipeline.tick_failed", error=repr(exc)[:300])
                 log.debug("pipeline.tick_failed_detail", exc_info=True)
             with contextlib.suppress(TimeoutError):

@@ -6,6 +6,12 @@ pass), `formats` (bare tokens known by their shape), `labels` (secrets known by 
 
 from __future__ import annotations
 
-from bot_memory.redaction.patterns import REDACTED, redact, redact_sequence, redact_value
+from bot_memory.redaction.patterns import (
+    REDACTED,
+    redact,
+    redact_sequence,
+    redact_value,
+    redacted_spans,
+)
 
-__all__ = ["REDACTED", "redact", "redact_sequence", "redact_value"]
+__all__ = ["REDACTED", "redact", "redact_sequence", "redact_value", "redacted_spans"]

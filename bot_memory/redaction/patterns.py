@@ -39,9 +39,19 @@ from bot_memory.redaction.labels import (
     label_spans,
 )
 
-__all__ = ["REDACTED", "redact", "redact_sequence", "redact_value"]
+__all__ = ["REDACTED", "redact", "redact_sequence", "redact_value", "redacted_spans"]
 
 REDACTED = "[REDACTED]"
+
+# Spans replaced so far in this process (read by the metrics at scrape; only a text that held
+# a credential pays for the count).
+_redacted = [0]
+
+
+def redacted_spans() -> int:
+    """How many credential spans the functions here have replaced in this process."""
+    return _redacted[0]
+
 
 Span = tuple[int, int]
 
@@ -299,7 +309,10 @@ def redact(text: str) -> str:
     if not text:
         return text
     spans = secret_spans(text)
-    return _apply(text, spans) if spans else text
+    if not spans:
+        return text
+    _redacted[0] += len(spans)
+    return _apply(text, spans)
 
 
 def redact_sequence(texts: Sequence[str]) -> list[str]:
@@ -330,10 +343,15 @@ def redact_sequence(texts: Sequence[str]) -> list[str]:
                 hi = min(end - offsets[k], len(texts[first + k]))
                 if hi > lo:
                     pieces[first + k].append((lo, hi))
-    return [
-        _apply(text, _merge(spans)[0]) if spans else text
-        for text, spans in zip(texts, pieces, strict=True)
-    ]
+    out = []
+    for text, spans in zip(texts, pieces, strict=True):
+        if spans:
+            merged = _merge(spans)[0]
+            _redacted[0] += len(merged)
+            out.append(_apply(text, merged))
+        else:
+            out.append(text)
+    return out
 
 
 def redact_value(value: object) -> object:

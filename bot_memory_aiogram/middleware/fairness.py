@@ -27,6 +27,7 @@ from aiogram import BaseMiddleware, Bot
 from aiogram.types import Message, TelegramObject, Update
 
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.directed import is_directed
 
@@ -64,7 +65,9 @@ class FairShare(BaseMiddleware):
         burst: int,
         per_second: float,
         clock: Callable[[], float] = time.monotonic,
+        metrics: Metrics | None = None,
     ) -> None:
+        self._metrics = metrics or Metrics(enabled=False)
         self._texts = texts
         self._max_in_flight = max_in_flight
         self._burst = burst
@@ -89,6 +92,7 @@ class FairShare(BaseMiddleware):
             return await handler(event, data)  # the host's traffic, not memory's work
         sender = message.from_user.id if message.from_user else message.chat.id
         if not self._admit((bot.id, message.chat.id, sender)):
+            self._metrics.fair_share_drop()
             self._skipped(bot, message, sender)
             return None
         key = (bot.id, message.chat.id)

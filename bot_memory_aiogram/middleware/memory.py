@@ -205,6 +205,7 @@ class MemoryMiddleware(BaseMiddleware):
         data[DIRECTED_KEY] = True
         text = message.text or message.caption
         if not text:
+            self._memory.metrics.message_skipped("non_text")
             log.info(
                 "memory.skip_non_text",
                 chat_id=message.chat.id,

@@ -32,6 +32,10 @@ async def test_a_flooding_chat_is_bounded_and_another_chat_is_answered_at_once(
         assert recorded[0][0] <= 20 + 1  # the burst (and what a second of refill allows)
         skipped = [r for r in caplog.records if getattr(r, "event", "") == "memory.flood_skipped"]
         assert skipped and "chat_id=1001" in skipped[0].getMessage()
+        # Each skipped message is counted (bot_memory_fair_share_drops_total), none recorded.
+        registry = env.memory.metrics.registry
+        drops = registry.get_sample_value("bot_memory_fair_share_drops_total")
+        assert drops is not None and 1 <= drops <= 300 - recorded[0][0]
 
 
 async def _replies(env, chat_id: int) -> list[str]:  # type: ignore[no-untyped-def]

@@ -154,6 +154,7 @@ STAGES: list[tuple[str, ...]] = [
         "bot_memory.records",
         "bot_memory.terms",
         "bot_memory.framing",
+        "bot_memory.metrics",
     ),
     ("bot_memory.redaction", "bot_memory.intents"),
     ("bot_memory.models",),
