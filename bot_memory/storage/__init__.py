@@ -8,7 +8,12 @@ transaction: records, scopes, tombstones, recall rows), `migrations/` (the schem
 
 from __future__ import annotations
 
-from bot_memory.storage.database import Database, DatabaseUnavailable, is_connection_error
+from bot_memory.storage.database import (
+    Database,
+    DatabaseUnavailable,
+    apply_migrations,
+    is_connection_error,
+)
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -51,6 +56,7 @@ __all__ = [
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",
+    "apply_migrations",
     "is_connection_error",
     "lock_workspace",
     "read_workspace",

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 from bot_memory.logs import get_logger
-from bot_memory.storage.database import apply_migrations
+from bot_memory.storage import apply_migrations
 
 log = get_logger(__name__)
 
