@@ -182,11 +182,11 @@ def db_url(fresh_databases: FreshDatabases) -> str:
 
 @pytest.fixture(autouse=True)
 def _test_kit_database(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The test kit's `running_bot` uses TEST_DATABASE_URL when set, else starts an embedded
-    server of its own (a second or two each): tests that use it get a fresh database on the
-    suite's server instead."""
+    """The test kit's `running_bot` makes a database of its own on the server TEST_DATABASE_URL
+    (or DATABASE_URL) names, else starts an embedded server of its own (a second or two each):
+    tests that use it are pointed at the suite's server, as a host's suite would be."""
     if "running_bot" in vars(request.module):
-        monkeypatch.setenv("TEST_DATABASE_URL", request.getfixturevalue("db_url"))
+        monkeypatch.setenv("TEST_DATABASE_URL", request.getfixturevalue("pg_server_url"))
 
 
 def make_settings(db_url: str, **overrides: object) -> MemorySettings:

@@ -9,7 +9,12 @@ server function as they are now) and `migrations/` (its history).
 
 from __future__ import annotations
 
-from bot_memory.storage.database import Database, DatabaseUnavailable, is_connection_error
+from bot_memory.storage.database import (
+    Database,
+    DatabaseUnavailable,
+    apply_migrations,
+    is_connection_error,
+)
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -52,6 +57,7 @@ __all__ = [
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",
+    "apply_migrations",
     "is_connection_error",
     "lock_workspace",
     "read_workspace",

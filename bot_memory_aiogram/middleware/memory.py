@@ -232,7 +232,17 @@ class MemoryMiddleware(BaseMiddleware):
             data[UNAVAILABLE_KEY] = True  # the host's handlers still run, without memory
             return
         if source is None:
-            return  # a redelivered update: recorded the first time
+            # A redelivered update (recorded the first time); or a database that outlived
+            # another run whose message IDs were the same (a test kit on a kept database).
+            # Either way the handlers run without memory: said, so it is never a silent pass.
+            log.warning(
+                "memory.already_recorded",
+                chat_id=message.chat.id,
+                message_id=message.message_id,
+                workspace=scope.workspace,
+                reason="this Telegram message was recorded before; handled without memory",
+            )
+            return
         gate = Gate(self._memory.access, scope, requester, member_lookup(bot))
         quoted, forwarded = message_flags(message)
         data[SOURCE_KEY] = source

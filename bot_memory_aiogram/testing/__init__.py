@@ -11,7 +11,8 @@ fake OpenAI-compatible model server and a real PostgreSQL.
 
 The parts: `harness.py` (`running_bot`, `TestBot`), `emulator/` (the Bot API emulator, one
 module per area of the Bot API), `fake_openai.py` (the fake model server) and `loopback.py`
-(the lifecycle both servers share).
+(the lifecycle both servers share); `databases.py` gives each `running_bot` a database of its own
+on a configured server, and `miniapp.py` signs initData for calling the Mini App's API.
 """
 
 from bot_memory_aiogram.testing.emulator import (
@@ -24,6 +25,7 @@ from bot_memory_aiogram.testing.emulator import (
 )
 from bot_memory_aiogram.testing.fake_openai import FakeOpenAI, default_responder
 from bot_memory_aiogram.testing.harness import ReplyRefused, TestBot, running_bot
+from bot_memory_aiogram.testing.miniapp import miniapp_headers, sign_init_data
 
 __all__ = [
     "ApiCall",
@@ -35,6 +37,8 @@ __all__ = [
     "command_entity",
     "default_responder",
     "mention_entity",
+    "miniapp_headers",
     "running_bot",
+    "sign_init_data",
     "utf16_len",
 ]

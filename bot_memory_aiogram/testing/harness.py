@@ -1,9 +1,13 @@
 """The harness: your own Dispatcher polling the Bot API emulator on loopback, memory on a real
 PostgreSQL and the fake model server (`running_bot`), and what a test does with it (`TestBot`).
 
-PostgreSQL: DATABASE_URL (or TEST_DATABASE_URL) if set, else an embedded server in a temporary
-folder. The model: the fake server (`bot.llm`), whose base URL and key are in the Memory's
-settings (`memory.settings.llm_base_url`), so a host's own openai client can point at it too.
+PostgreSQL: a database of each `running_bot`'s own. On the server DATABASE_URL (or
+TEST_DATABASE_URL) names, when set: a database cloned from a migrated template (made once per
+process) and dropped at the end (`databases.py`); else an embedded server in a temporary folder.
+A `database_url=` keyword is used as it is (the test's own database, reset by the test).
+
+The model: the fake server (`bot.llm`), whose base URL and key are in the Memory's settings
+(`memory.settings.llm_base_url`), so a host's own openai client can point at it too.
 Polling subscribes to `dp.resolve_used_update_types()`, as a careful host would.
 """
 
@@ -26,6 +30,7 @@ from aiogram.client.telegram import TelegramAPIServer
 
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory_aiogram.testing.databases import own_database
 from bot_memory_aiogram.testing.emulator import BotAPIEmulator
 from bot_memory_aiogram.testing.fake_openai import FakeOpenAI
 
@@ -131,6 +136,11 @@ async def running_bot(
     your bot builds it. `worker=True` also runs the background worker (by default tests drive it
     with `await bot.idle()`). Other keywords are MemorySettings fields.
 
+    The database is fresh every time: with DATABASE_URL (or TEST_DATABASE_URL) set, one created
+    on that server for this block and dropped after it (the role needs CREATEDB); without, an
+    embedded server of its own. `database_url=...` is used as given instead (the emulator's
+    message IDs start at 1 each time, so a database kept from another run already holds them).
+
     The body runs once polling has started (a startup hook that raises comes out of here).
     Whatever stage was reached is undone on the way out, and only the body's own error, if any,
     comes out of the exit.
@@ -144,7 +154,11 @@ async def running_bot(
         stack.push_async_callback(llm.stop)
         # Registered before the memory: an embedded server's files go after it has stopped.
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="bot-memory-test-"))
-        url = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
+        url = settings.pop("database_url", None)
+        if url is None:
+            server = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
+            if server:  # one server for the run, a database for each test
+                url = await stack.enter_async_context(own_database(server))
         values: dict[str, Any] = {
             "database_url": url,
             "data_dir": Path(folder),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
+from collections.abc import Callable
 
 from aiogram import Bot, Dispatcher
 
@@ -15,9 +17,10 @@ from examples.host_bot.middlewares.throttling import ThrottlingMiddleware
 from examples.host_bot.routers import get_routers
 
 
-def build_dispatcher(memory: Memory) -> Dispatcher:
+def build_dispatcher(memory: Memory, *, clock: Callable[[], float] = time.monotonic) -> Dispatcher:
+    """The bot's Dispatcher; `clock` is the throttle's (a test moves its own)."""
     dp = Dispatcher()
-    dp.message.middleware(ThrottlingMiddleware(seconds=0.5))
+    dp.message.middleware(ThrottlingMiddleware(seconds=0.5, clock=clock))
     dp.include_routers(*get_routers())
     dp["llm"] = memory.settings  # the LLM handler reads the same model settings
     setup(dp, memory, close_on_shutdown=True)  # memory

@@ -5,16 +5,39 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 
+from aiogram import Dispatcher
+
+from bot_memory.service import Memory
 from bot_memory_aiogram.testing import running_bot
 from examples.host_bot.bot import build_dispatcher
 from examples.host_bot.routers import feedback
 
 
+class Clock:
+    """The throttle's clock, moved by the test alone: two messages are "too fast" when the test
+    says so, not when a loaded machine happens to answer quickly (or slowly)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def on(clock: Clock) -> Callable[[Memory], Dispatcher]:
+    return lambda memory: build_dispatcher(memory, clock=clock)
+
+
 async def test_commands_are_answered_and_conversation_becomes_memory() -> None:
-    async with running_bot(build_dispatcher, workspace="test") as bot:
+    clock = Clock()
+    async with running_bot(on(clock), workspace="test") as bot:
         assert (await bot.say("/start")).startswith("Welcome!")
-        await asyncio.sleep(0.6)  # the host's throttle
+        clock.advance(0.6)  # past the host's throttle
         reply = await bot.say("I moved to Lisbon last spring")
         assert reply.startswith("fake answer")  # the host's own handler, through the SDK
         await bot.idle()
@@ -28,7 +51,7 @@ async def test_commands_are_answered_and_conversation_becomes_memory() -> None:
             ("chat", "succeeded"),
         ]
         # The next request's prompt carries the memory the host's handler asked for.
-        await asyncio.sleep(0.6)  # the throttle
+        clock.advance(0.6)  # the throttle
         await bot.say("where do I live?")
         prompt = json.dumps(bot.llm.chat_requests()[-1]["messages"], ensure_ascii=False)
         record = await bot.memory.store.pool.fetchval("SELECT id FROM memory_records")
@@ -40,22 +63,23 @@ async def test_commands_are_answered_and_conversation_becomes_memory() -> None:
 
 
 async def test_a_form_is_not_hijacked_by_memory_requests() -> None:
-    async with running_bot(build_dispatcher, workspace="test") as bot:
+    clock = Clock()
+    async with running_bot(on(clock), workspace="test") as bot:
         assert await bot.say("/feedback") == "What would you like to tell us?"
-        await asyncio.sleep(0.6)
+        clock.advance(0.6)
         reply = await bot.say("remember that the app crashes on login")
         assert reply == "Thanks, your feedback was sent."
         assert feedback.received[-1] == "remember that the app crashes on login"
         notes = await bot.memory.store.pool.fetch("SELECT 1 FROM memory_records")
         assert notes == []
-        await asyncio.sleep(0.6)
+        clock.advance(0.6)
         assert await bot.say("remember that I prefer tea") == "Noted. I'll remember that."
 
 
 async def test_a_dropped_message_does_not_stall_memory() -> None:
-    async with running_bot(build_dispatcher, workspace="test") as bot:
-        # Two at once: the host's throttle drops one of them (whichever it sees second; the
-        # gap between them does not depend on how fast this machine answers the first).
+    clock = Clock()  # never moved: the second message is within the throttle, however late
+    async with running_bot(on(clock), workspace="test") as bot:
+        # Two at once: the host's throttle drops one of them (whichever it sees second).
         bot.send("my favourite colour is teal")
         bot.send("and my favourite number is 7")
         await bot.settled()
@@ -69,7 +93,7 @@ async def test_a_dropped_message_does_not_stall_memory() -> None:
 
 
 async def test_an_edit_invalidates_a_memory_with_resolved_update_types() -> None:
-    async with running_bot(build_dispatcher, workspace="test") as bot:
+    async with running_bot(on(Clock()), workspace="test") as bot:
         assert "edited_message" in bot.dp.resolve_used_update_types()
         update = bot.send("my locker is number 12")
         await bot.emu.wait_for_sent(1)

@@ -430,3 +430,57 @@ async def test_without_the_url_setting_nothing_is_served_or_shown(db_url: str) -
         )
     with pytest.raises(ValidationError, match="https"):
         MemorySettings(miniapp_url="http://memory.example/")
+
+
+async def test_a_hosts_test_calls_the_api_with_the_kits_signed_init_data() -> None:
+    """Only public names, as docs/miniapp.md shows a host's test: the page on a loopback port,
+    initData signed by the test kit, a Topic through the ticket in the bot's button."""
+    from bot_memory_aiogram.miniapp import serve
+    from bot_memory_aiogram.testing import miniapp_headers, sign_init_data
+
+    async with running_bot(plain, miniapp_url="https://bot.example/memory/") as bot:
+        assert await bot.say("remember that my cat is Mochi") == "Noted. I'll remember that."
+        runner = await serve(bot.dp, bot.bot, host="127.0.0.1", port=0)
+        assert runner is not None
+        host, port = runner.addresses[0][:2]
+        try:
+            async with httpx.AsyncClient(base_url=f"http://{host}:{port}/memory/") as http:
+                headers = miniapp_headers(bot.emu.token, user=ADA)
+                session = await http.get("api/session", headers=headers)
+                assert session.status_code == 200 and session.json()["user"]["id"] == ADA
+                listed = (await http.get("api/memories", headers=headers)).json()
+                assert [r["title"] for r in listed["records"]] == ["my cat is Mochi"]
+                switched = await http.post("api/switch", json={"enabled": False}, headers=headers)
+                assert switched.status_code == 200 and switched.json()["enabled"] is False
+                # Unsigned, signed with another token, or too old: 401 with a code.
+                assert (await http.get("api/session")).status_code == 401
+                forged = {"Authorization": "tma " + sign_init_data("1:other", user=ADA)}
+                assert (await http.get("api/session", headers=forged)).json()["error"] == "auth"
+                old = miniapp_headers(
+                    bot.emu.token, user=ADA, auth_date=datetime.now(UTC) - timedelta(days=1)
+                )
+                expired = await http.get("api/session", headers=old)
+                assert (expired.status_code, expired.json()["error"]) == (401, "auth_expired")
+                # A Topic: the bot's button in the private chat carries the scope ticket.
+                await bot.say("@memory_test_bot remember that standup is at 10", **in_topic(BO))
+                await bot.say("/memory", **in_topic(BO))
+                screen = bot.emu.sent[-1].result["message_id"]
+                keyboard = bot.emu.get_message(GROUP, screen)["reply_markup"]["inline_keyboard"]
+                bot.emu.push_callback_query(
+                    chat_id=GROUP,
+                    user_id=BO,
+                    data=keyboard[-1][0]["callback_data"],
+                    message_id=screen,
+                )
+                [answered] = await bot.emu.wait_for_calls("answerCallbackQuery", 1)
+                start = "/start " + answered.params["url"].split("=", 1)[1]
+                await bot.say(start, chat_id=BO, user_id=BO, first_name="Bo")
+                button = bot.emu.sent[-1].params["reply_markup"]["inline_keyboard"][0][0]
+                ticket = button["web_app"]["url"].split("?s=", 1)[1]
+                bo = miniapp_headers(
+                    bot.emu.token, user={"id": BO, "first_name": "Bo"}, scope_ticket=ticket
+                )
+                topic = (await http.get("api/memories", headers=bo)).json()
+                assert [r["title"] for r in topic["records"]] == ["standup is at 10"]
+        finally:
+            await runner.cleanup()

@@ -148,7 +148,8 @@ async def test_a_worker_killed_after_the_checkpoint_resumes_without_calling_agai
             return raw is not None and '"extract"' in raw
 
         await wait_until(checkpointed, timeout=60)
-        await asyncio.sleep(0.3)  # inside the commit, blocked on the records table
+        # Inside the commit, blocked on the records table (seen, not slept for).
+        await wait_until(lambda: waiting_on(memory, "memory_records"), timeout=60)
         await kill(proc)
         await block.rollback()
         [(outcome, cost, _)] = await ledger_rows(memory)
@@ -368,7 +369,8 @@ async def test_cancelling_twice_while_a_paid_answer_is_recorded_keeps_it(
         await llm.wait_for_requests(1)  # the attempt is written; the answer is on its way
         async with blocker.transaction():
             await blocker.execute("LOCK TABLE usage_ledger IN SHARE MODE")  # its close waits
-            await asyncio.sleep(1.0)  # the answer arrived; recording it is blocked
+            # The answer arrived; recording it is blocked (seen, not slept for).
+            await wait_until(lambda: waiting_on(memory, "usage_ledger"), timeout=60)
             task.cancel()
             await asyncio.sleep(0.1)
             task.cancel()  # a second cancellation, while the first is being honoured
@@ -383,6 +385,17 @@ async def test_cancelling_twice_while_a_paid_answer_is_recorded_keeps_it(
     finally:
         await blocker.close()
         await memory.close()
+
+
+async def waiting_on(memory: Memory, table: str) -> bool:
+    """Some session (this process's or a worker's) waits for a lock on `table`."""
+    waiting = await memory.store.pool.fetchval(
+        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+        " WHERE NOT l.granted AND c.relname = $1"
+        " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        table,
+    )
+    return bool(waiting)
 
 
 def memory_now() -> Any:

@@ -1,5 +1,5 @@
 """What the Mini App tests share: the page served next to a running bot, and initData signed
-the way Telegram signs it (there is no Telegram client here)."""
+the way Telegram signs it (there is no Telegram client here), by the test kit's public helper."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from bot_memory_aiogram.miniapp import launch_fragment, serve, sign_init_data
-from bot_memory_aiogram.testing import TestBot
+from bot_memory_aiogram.miniapp import launch_fragment, serve
+from bot_memory_aiogram.testing import TestBot, sign_init_data
 
 APP_URL = "https://memory.example/app/"  # the public URL the buttons carry
 NAMES = {1001: "Ada", 1002: "Bo", 1003: "Cy", 2001: "Dai", 2002: "Eli"}

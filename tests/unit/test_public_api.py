@@ -59,7 +59,9 @@ PUBLIC = {
         "command_entity",
         "default_responder",
         "mention_entity",
+        "miniapp_headers",
         "running_bot",
+        "sign_init_data",
         "utf16_len",
     ],
 }
