@@ -312,7 +312,16 @@ def redact(text: str) -> str:
     if not spans:
         return text
     _redacted[0] += len(spans)
-    return _apply(text, spans)
+    out = _apply(text, spans)
+    # A credential's removal can leave its label next to what an outer label named: in
+    # "password:Authorization: <token>" the header goes first, and "Authorization:" is then
+    # the password's value. A second pass (only when the first changed something, and rare to
+    # change anything) makes redacting twice the same as once.
+    again = secret_spans(out)
+    if again:
+        _redacted[0] += len(again)
+        out = _apply(out, again)
+    return out
 
 
 def redact_sequence(texts: Sequence[str]) -> list[str]:
