@@ -84,8 +84,11 @@ class Cluster:
         data = root / "data"
         subprocess.run(
             _as_postgres(
-                [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
-                + ["-E", "UTF8", "--locale=C.UTF-8", "-N"]
+                [
+                    str(bin_dir / "initdb"),
+                    *("-D", str(data), "-U", "postgres", "--auth=trust"),
+                    *("-E", "UTF8", "--locale=C.UTF-8", "-N"),
+                ]
             ),
             check=True,
             capture_output=True,
@@ -98,8 +101,11 @@ class Cluster:
         )
         subprocess.run(
             _as_postgres(
-                [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w"]
-                + ["-t", "60", "-o", options, "start"]
+                [
+                    str(bin_dir / "pg_ctl"),
+                    *("-D", str(data), "-l", str(root / "log"), "-w"),
+                    *("-t", "60", "-o", options, "start"),
+                ]
             ),
             check=True,
             capture_output=True,
@@ -110,8 +116,10 @@ class Cluster:
     def stop(self) -> None:
         subprocess.run(
             _as_postgres(
-                [str(self.bin / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate"]
-                + ["-w", "stop"]
+                [
+                    str(self.bin / "pg_ctl"),
+                    *("-D", str(self.root / "data"), "-m", "immediate", "-w", "stop"),
+                ]
             ),
             capture_output=True,
             timeout=60,
