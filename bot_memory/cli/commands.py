@@ -29,8 +29,16 @@ from bot_memory.pipeline import Pin, live_window
 from bot_memory.retention import find_traces
 from bot_memory.settings import MemorySettings
 from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
-from bot_memory.storage import Database, DatabaseUnavailable, Limits, Store
-from bot_memory.storage.database import EmbeddedPostgres, SchemaBehind, latest_version, migrate
+from bot_memory.storage import (
+    Database,
+    DatabaseUnavailable,
+    EmbeddedPostgres,
+    Limits,
+    SchemaBehind,
+    Store,
+    latest_version,
+    migrate,
+)
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
 Entry = Callable[[argparse.Namespace], int]  # a command the adapter runs: its exit status

@@ -8,7 +8,16 @@ transaction: records, scopes, tombstones, recall rows), `migrations/` (the schem
 
 from __future__ import annotations
 
-from bot_memory.storage.database import Database, DatabaseUnavailable, is_connection_error
+from bot_memory.storage.database import (
+    Database,
+    DatabaseUnavailable,
+    EmbeddedPostgres,
+    SchemaBehind,
+    ServerTooOld,
+    is_connection_error,
+    latest_version,
+    migrate,
+)
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -42,9 +51,12 @@ __all__ = [
     "Closing",
     "Database",
     "DatabaseUnavailable",
+    "EmbeddedPostgres",
     "Limits",
     "RequestStatus",
+    "SchemaBehind",
     "ScopeSummary",
+    "ServerTooOld",
     "SourceMessage",
     "Store",
     "UsageEntry",
@@ -52,7 +64,9 @@ __all__ = [
     "WorkspaceTx",
     "WorkspaceView",
     "is_connection_error",
+    "latest_version",
     "lock_workspace",
+    "migrate",
     "read_workspace",
     "rebuild_missing_recall",
     "recall_limits",
