@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import importlib.resources
 import logging
+import re
 import time
 import warnings
 from collections.abc import Iterator
@@ -144,6 +145,36 @@ class ServerTooOld(DatabaseUnavailable):
     """The server is older than OLDEST_SERVER."""
 
 
+class ExtensionMissing(DatabaseUnavailable):
+    """A migration needs a PostgreSQL extension the server does not have installed."""
+
+    def __init__(self, migration: Migration, extension: str, conn: asyncpg.Connection) -> None:
+        self.extension = extension
+        major = conn.get_server_version().major
+        package = _DEBIAN_PACKAGES.get(extension)
+        where = f" (Debian: apt-get install {package.format(major=major)})" if package else ""
+        super().__init__(
+            f"migration {migration.name} needs the PostgreSQL extension {extension!r}, which the"
+            f" server does not have: install it there{where} and start again"
+        )
+
+
+# Debian's package for an extension (apt.postgresql.org names them the same way).
+_DEBIAN_PACKAGES = {"vector": "postgresql-{major}-pgvector"}
+
+
+def _missing_extension(exc: asyncpg.PostgresError) -> str | None:
+    """The extension a CREATE EXTENSION could not find: `extension "x" is not available`
+    (PostgreSQL 16+), `could not open extension control file ".../x.control"` (15)."""
+    text = str(exc)
+    if "extension" not in text:
+        return None
+    found = re.search(r'extension "([^"]+)" is not available', text) or re.search(
+        r'extension control file "[^"]*/([^"/]+)\.control"', text
+    )
+    return found.group(1) if found else None
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -208,7 +239,13 @@ async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
                 "SELECT true FROM schema_migrations WHERE version = $1", migration.version
             ):
                 continue
-            await conn.execute(migration.sql())
+            try:
+                await conn.execute(migration.sql())
+            except asyncpg.PostgresError as exc:
+                missing = _missing_extension(exc)
+                if missing is None:
+                    raise
+                raise ExtensionMissing(migration, missing, conn) from None
             await conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                 migration.version,

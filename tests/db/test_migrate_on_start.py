@@ -92,3 +92,51 @@ async def test_move_chat_refuses_to_run_outside_a_transaction(db_url: str) -> No
             )
     finally:
         await conn.close()
+
+
+async def test_a_missing_extension_is_one_line_with_the_fix(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    latest = latest_version()
+    conn = await asyncpg.connect(db_url)
+    try:
+        await conn.execute("DELETE FROM schema_migrations WHERE version = $1", latest)
+    finally:
+        await conn.close()
+    plain = database.Migration.sql
+    monkeypatch.setattr(
+        database.Migration,
+        "sql",
+        lambda m: "CREATE EXTENSION bm_absent" if m.version == latest else plain(m),
+    )
+    with pytest.raises(database.ExtensionMissing) as caught:
+        await Database.open(make_settings(db_url))
+    message = str(caught.value)
+    assert message == (
+        f"migration {database.migrations()[-1].name} needs the PostgreSQL extension"
+        " 'bm_absent', which the server does not have: install it there and start again"
+    )
+
+
+def test_the_fix_for_pgvector_names_the_debian_package() -> None:
+    from asyncpg.types import ServerVersion
+
+    class Conn:
+        def get_server_version(self) -> ServerVersion:
+            return ServerVersion(15, 18, 0, "final", 0)
+
+    for text in (
+        'extension "vector" is not available',  # PostgreSQL 16 and later
+        'could not open extension control file "/usr/share/postgresql/15/extension/'
+        'vector.control": No such file or directory',  # 15
+    ):
+        assert database._missing_extension(asyncpg.PostgresError(text)) == "vector"
+    missing = database.ExtensionMissing(
+        database.Migration(19, "019_vectors.sql"),
+        "vector",
+        Conn(),  # type: ignore[arg-type]
+    )
+    assert str(missing).endswith(
+        "install it there (Debian: apt-get install postgresql-15-pgvector) and start again"
+    )
+    assert database._missing_extension(asyncpg.PostgresError("syntax error")) is None
