@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-app test test-quick soak bench lint eval docs docs-config clean
+.PHONY: demo demo-app test test-pg15 test-quick soak bench lint eval docs docs-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ TEST_ARGS := -q -n $(TEST_WORKERS) --dist loadfile
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(TEST_ARGS)
+
+# The database layer (tests/db, tests/faults) on Debian's PostgreSQL 15, the oldest supported:
+# a throwaway cluster on a loopback port (.ci/postgres15 installs postgresql-15 when missing).
+test-pg15: $(STAMP)
+	.ci/postgres15 $(PG15_ARGS)
 
 # The inner loop: tests/unit, tests/db and tests/bot without what is marked slow (whole bots
 # over HTTP, browsers, subprocesses); the fault suite is left to `make test` and `make soak`.

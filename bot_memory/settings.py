@@ -40,6 +40,16 @@ class MemorySettings(BaseSettings):
     # while messages are being handled: requests first. 0: no waiting.
     worker_yield_max_seconds: float = 0.02
     worker_pool_max: int = 2  # the worker's own connections, so ingress never waits for it
+    # Prepared statements asyncpg keeps per connection (asyncpg's default, 100). 0 behind a
+    # pooler in transaction mode (PgBouncer's pool_mode=transaction, Supavisor, RDS Proxy):
+    # there a statement prepared on one server connection is not there on the next.
+    db_statement_cache_size: int = Field(default=100, ge=0)
+    # A direct connection (not through a transaction pooler) for migrations, at start or with
+    # `bot-memory migrate`; unset: DATABASE_URL.
+    migration_database_url: str | None = None
+    # Apply pending migrations when the bot (or a command) starts. false: a process that finds
+    # the schema behind stops with one line saying so; run `bot-memory migrate` at deploy.
+    migrate_on_start: bool = True
 
     # --- the model (an OpenAI-compatible server; none configured = the offline model) --------
     llm_base_url: str | None = Field(

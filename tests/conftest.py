@@ -39,6 +39,7 @@ SLOW_MODULES = {
     "test_end_to_end",
     "test_eval_harness",
     "test_pipeline_faults",
+    "test_pooler",
     "test_host_bot",
     "test_host_integration",
     "test_miniapp_browser",

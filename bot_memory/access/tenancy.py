@@ -53,6 +53,10 @@ async def move_chat(
     old key waits and then finds nothing of it: jobs move with their scope and lose their
     ownership token, so a worker that was running one cannot write under the old key.
     """
+    if not conn.is_in_transaction():
+        # SET CONSTRAINTS lasts as long as the transaction (outside one it does nothing), and
+        # the row locks must be held to the end: one transaction, wherever the server is.
+        raise RuntimeError("move_chat must run inside a transaction")
     await conn.execute(
         "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", new_workspace
     )

@@ -29,7 +29,16 @@ from bot_memory.pipeline import Pin, live_window
 from bot_memory.retention import find_traces
 from bot_memory.settings import MemorySettings
 from bot_memory.settings_file import SETTINGS_FILE_VARIABLE, SettingsFileError
-from bot_memory.storage import Database, DatabaseUnavailable, Limits, Store
+from bot_memory.storage import (
+    Database,
+    DatabaseUnavailable,
+    EmbeddedPostgres,
+    Limits,
+    SchemaBehind,
+    Store,
+    latest_version,
+    migrate,
+)
 
 Command = Callable[[argparse.Namespace, Database], Awaitable[int]]
 Entry = Callable[[argparse.Namespace], int]  # a command the adapter runs: its exit status
@@ -112,6 +121,33 @@ async def run_worker(serve_metrics: ServeMetrics | None = None) -> int:
         if stop_serving is not None:
             await stop_serving()
         await memory.close()  # lets a call in flight finish within the grace period
+    return 0
+
+
+async def run_migrate(args: argparse.Namespace) -> int:
+    """Apply pending migrations (at BOT_MEMORY_MIGRATION_DATABASE_URL when set, else
+    DATABASE_URL or the embedded server) and say which; --check only says whether any are."""
+    settings = MemorySettings()
+    check = bool(getattr(args, "check", False))
+    embedded = None
+    try:
+        url = settings.database_url or settings.migration_database_url
+        if not url:
+            embedded = EmbeddedPostgres(settings.data_dir)
+            url = await embedded.start()
+        applied = await migrate(settings, url, allowed=not check)
+    except DatabaseUnavailable as exc:
+        print(f"bot-memory: {exc}", file=sys.stderr)
+        return 1 if isinstance(exc, SchemaBehind) else 2
+    finally:
+        if embedded is not None:
+            await embedded.stop()
+    latest = latest_version()
+    if applied:
+        names = ", ".join(f"{v:03d}" for v in applied)
+        print(f"applied {len(applied)} migration(s): {names}; the schema is at {latest}")
+    else:
+        print(f"the schema is current (at {latest}): nothing to apply")
     return 0
 
 
@@ -306,6 +342,14 @@ def parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--port", type=int, default=None, help="the Mini App's local port")
     sub.add_parser("worker", parents=[common], help="run the background pipeline only")
+    mig = sub.add_parser(
+        "migrate",
+        parents=[common],
+        help="apply pending schema migrations (at deploy; BOT_MEMORY_MIGRATION_DATABASE_URL)",
+    )
+    mig.add_argument(
+        "--check", action="store_true", help="apply nothing: exit 1 if the schema is behind"
+    )
     verify = sub.add_parser(
         "verify-forgotten",
         parents=[common],
@@ -430,6 +474,9 @@ def main(
         configure_logging(args.log_level or "warning", as_json=_json_logs(args))
         code: int = asyncio.run(args.eval_handler(args))
         return code
+    if args.command == "migrate":
+        configure_logging(args.log_level or "warning", as_json=_json_logs(args))
+        return asyncio.run(run_migrate(args))
     if args.command == "worker":
         configure_logging(args.log_level or "info", as_json=_json_logs(args))
         return asyncio.run(run_worker(serve_metrics))

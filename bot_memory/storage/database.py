@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.resources
 import logging
+import re
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,35 +128,162 @@ class EmbeddedPostgres:
             await asyncio.to_thread(server.cleanup)
 
 
-async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
-    """Apply bot_memory/storage/migrations/NNN_*.sql in order, each once, under an advisory lock."""
-    await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
-    try:
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version integer PRIMARY KEY, name text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
+OLDEST_SERVER = 15  # the oldest PostgreSQL major version memory supports (and CI tests)
+
+
+class SchemaBehind(DatabaseUnavailable):
+    """The schema needs migrations this process may not apply (BOT_MEMORY_MIGRATE_ON_START)."""
+
+    def __init__(self, at: int, needs: int) -> None:
+        self.at, self.needs = at, needs
+        super().__init__(
+            f"the database schema is at {at}, this version needs {needs}: run `bot-memory migrate`"
         )
-        done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
-        applied: list[int] = []
+
+
+class ServerTooOld(DatabaseUnavailable):
+    """The server is older than OLDEST_SERVER."""
+
+
+class ExtensionMissing(DatabaseUnavailable):
+    """A migration needs a PostgreSQL extension the server does not have installed."""
+
+    def __init__(self, migration: Migration, extension: str, conn: asyncpg.Connection) -> None:
+        self.extension = extension
+        major = conn.get_server_version().major
+        package = _DEBIAN_PACKAGES.get(extension)
+        where = f" (Debian: apt-get install {package.format(major=major)})" if package else ""
+        super().__init__(
+            f"migration {migration.name} needs the PostgreSQL extension {extension!r}, which the"
+            f" server does not have: install it there{where} and start again"
+        )
+
+
+# Debian's package for an extension (apt.postgresql.org names them the same way).
+_DEBIAN_PACKAGES = {"vector": "postgresql-{major}-pgvector"}
+
+
+def _missing_extension(exc: asyncpg.PostgresError) -> str | None:
+    """The extension a CREATE EXTENSION could not find: `extension "x" is not available`
+    (PostgreSQL 16+), `could not open extension control file ".../x.control"` (15)."""
+    text = str(exc)
+    if "extension" not in text:
+        return None
+    found = re.search(r'extension "([^"]+)" is not available', text) or re.search(
+        r'extension control file "[^"]*/([^"/]+)\.control"', text
+    )
+    return found.group(1) if found else None
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+
+    def sql(self) -> str:
         folder = importlib.resources.files("bot_memory.storage") / "migrations"
-        for item in sorted(folder.iterdir(), key=lambda p: p.name):
-            if not item.name.endswith(".sql"):
+        return (folder / self.name).read_text(encoding="utf-8")
+
+
+def migrations() -> list[Migration]:
+    """bot_memory/storage/migrations/NNN_*.sql, in order."""
+    folder = importlib.resources.files("bot_memory.storage") / "migrations"
+    found = [
+        Migration(int(item.name.split("_", 1)[0]), item.name)
+        for item in folder.iterdir()
+        if item.name.endswith(".sql")
+    ]
+    return sorted(found, key=lambda m: m.version)
+
+
+def latest_version() -> int:
+    return migrations()[-1].version
+
+
+async def applied_versions(conn: asyncpg.Connection) -> set[int]:
+    """The versions schema_migrations lists: one read (none on a database never migrated)."""
+    try:
+        rows = await conn.fetch("SELECT version FROM schema_migrations")
+    except asyncpg.UndefinedTableError:
+        return set()
+    return {r["version"] for r in rows}
+
+
+async def pending_migrations(conn: asyncpg.Connection) -> tuple[int, list[Migration]]:
+    """(the schema's version, the migrations it still needs), in one read."""
+    done = await applied_versions(conn)
+    return max(done, default=0), [m for m in migrations() if m.version not in done]
+
+
+async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
+    """Apply bot_memory/storage/migrations/NNN_*.sql in order, each once; the versions applied.
+
+    A current schema costs one read. Each pending migration is one transaction that takes
+    `pg_advisory_xact_lock` first and then checks again whether another process applied it
+    meanwhile: nothing depends on the session, so this works through a pooler in transaction
+    mode, and a process killed midway leaves no lock behind (the server drops it with the
+    transaction)."""
+    _, pending = await pending_migrations(conn)
+    applied: list[int] = []
+    for migration in pending:
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            # Under the lock, and every statement of READ COMMITTED sees what the lock's
+            # previous holder committed.
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            if await conn.fetchval(
+                "SELECT true FROM schema_migrations WHERE version = $1", migration.version
+            ):
                 continue
-            version = int(item.name.split("_", 1)[0])
-            if version in done:
-                continue
-            async with conn.transaction():
-                await conn.execute(item.read_text(encoding="utf-8"))
-                await conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                    version,
-                    item.name,
-                )
-            applied.append(version)
-        return applied
+            try:
+                await conn.execute(migration.sql())
+            except asyncpg.PostgresError as exc:
+                missing = _missing_extension(exc)
+                if missing is None:
+                    raise
+                raise ExtensionMissing(migration, missing, conn) from None
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                migration.version,
+                migration.name,
+            )
+        applied.append(migration.version)
+    return applied
+
+
+async def migrate(settings: MemorySettings, url: str, *, allowed: bool | None = None) -> list[int]:
+    """Bring the schema up to date at `url` (or BOT_MEMORY_MIGRATION_DATABASE_URL when set),
+    or, when migrating is not `allowed` (default BOT_MEMORY_MIGRATE_ON_START), check that it
+    is: SchemaBehind says what to run."""
+    allowed = settings.migrate_on_start if allowed is None else allowed
+    target = settings.migration_database_url or url
+    conn = await _connect(target, settings.db_statement_cache_size)
+    try:
+        await _check_server(conn, target)
+        if not allowed:
+            at, pending = await pending_migrations(conn)
+            if pending:
+                raise SchemaBehind(at, latest_version())
+            return []
+        applied = await apply_migrations(conn)
     finally:
-        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
+        await conn.close()
+    if applied:
+        log.info("database.migrated", versions=applied)
+    return applied
+
+
+async def _check_server(conn: asyncpg.Connection, url: str) -> None:
+    version = conn.get_server_version()
+    if version.major < OLDEST_SERVER:
+        raise ServerTooOld(
+            f"PostgreSQL {version.major}.{version.minor} at {_safe(url)} is older than"
+            f" {OLDEST_SERVER}, the oldest this version supports: upgrade the server"
+        )
 
 
 @dataclass
@@ -167,23 +297,27 @@ class Database:
 
     @classmethod
     async def open(cls, settings: MemorySettings, *, migrate: bool = True) -> Database:
+        """Connect (or start the embedded server). `migrate`: bring the schema up to date,
+        as BOT_MEMORY_MIGRATE_ON_START allows (else check it is); False: neither."""
         embedded = None
         url = settings.database_url
         if not url:
             embedded = EmbeddedPostgres(settings.data_dir)
             url = await embedded.start()
+        pools: list[asyncpg.Pool] = []
         try:
-            pool = await _pool(url, settings.db_pool_min, settings.db_pool_max)
-            worker_pool = await _pool(url, 1, settings.worker_pool_max)
+            cache = settings.db_statement_cache_size
+            pools.append(await _pool(url, settings.db_pool_min, settings.db_pool_max, cache))
+            pools.append(await _pool(url, 1, settings.worker_pool_max, cache))
             if migrate:
-                async with pool.acquire() as conn:
-                    applied = await apply_migrations(conn)
-                if applied:
-                    log.info("database.migrated", versions=applied)
+                await _migrate(settings, url)
         except BaseException:
+            for made in pools:
+                made.terminate()
             if embedded is not None:
                 await embedded.stop()
             raise
+        pool, worker_pool = pools
         return cls(url=url, pool=pool, worker_pool=worker_pool, embedded=embedded)
 
     async def close(self) -> None:
@@ -191,6 +325,9 @@ class Database:
         await self.pool.close()
         if self.embedded is not None:
             await self.embedded.stop()
+
+
+_migrate = migrate  # Database.open's parameter of the same name hides the function
 
 
 async def _release(conn: asyncpg.Connection) -> None:
@@ -201,7 +338,7 @@ async def _release(conn: asyncpg.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
-async def _pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
+async def _pool(url: str, min_size: int, max_size: int, statement_cache_size: int) -> asyncpg.Pool:
     # Built first: its own argument checks (sizes) raise here, not as a URL problem.
     pending = asyncpg.create_pool(
         url,
@@ -210,16 +347,32 @@ async def _pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
         timeout=10,
         command_timeout=60,
         reset=_release,
+        statement_cache_size=statement_cache_size,
     )
-    try:
+    with _connect_errors(url):
         pool = await pending
+    assert pool is not None
+    return pool
+
+
+async def _connect(url: str, statement_cache_size: int) -> asyncpg.Connection:
+    """One connection, as the pools' are made (migrations, `bot-memory migrate`)."""
+    with _connect_errors(url):
+        conn: asyncpg.Connection = await asyncpg.connect(
+            url, timeout=10, command_timeout=600, statement_cache_size=statement_cache_size
+        )
+    return conn
+
+
+@contextlib.contextmanager
+def _connect_errors(url: str) -> Iterator[None]:
+    try:
+        yield
     except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
         raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {_safe(url)}: {exc}") from exc
     except (asyncpg.ClientConfigurationError, ValueError) as exc:
         # The URL is parsed on the first connect: a bad scheme, port or option lands here.
         raise DatabaseUrlInvalid(url, " ".join(str(exc).split())) from None
-    assert pool is not None
-    return pool
 
 
 def _password(url: str) -> str | None:
