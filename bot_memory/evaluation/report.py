@@ -100,12 +100,21 @@ def markdown(run: RunResult) -> str:
             "## Evidence coverage (memory, no model needed)",
             "",
             "Share of questions whose evidence turns are all (any) among: the sources of an"
-            " available record; what the records cite; the records the recall index a new"
-            " request gets reaches; and the source IDs query_memories shows for the question's"
-            " key words (its 12 results; retrieval).",
+            " available record; what the records cite; the records the request's memory block"
+            " names before any tool call (its index or directory and the question's matches:"
+            " presented); and the source IDs query_memories shows for the question's key words"
+            " (its 12 results; retrieval). The block's mean and largest size in bytes.",
             "",
             _table(
-                ["category", "n", "in records", "cited", "recall index", "retrieval"],
+                [
+                    "category",
+                    "n",
+                    "in records",
+                    "cited",
+                    "presented",
+                    "retrieval",
+                    "block bytes (mean / max)",
+                ],
                 [
                     [
                         r["category"],
@@ -114,6 +123,7 @@ def markdown(run: RunResult) -> str:
                         _pair(r["cited_all"], r["cited_any"]),
                         _pair(r["recall_all"], r["recall_any"]),
                         _pair(r["retrieval_all"], r["retrieval_any"]),
+                        f"{r['block_mean_bytes']:.0f} / {r['block_max_bytes']}",
                     ]
                     for r in evidence
                 ],
@@ -253,7 +263,7 @@ def chart(run: RunResult, path: Path) -> Path | None:
     dollars.set_title("$ per answer" + ("" if any(r["cost_usd"] for r in rows) else " (no price)"))
     overall = next((r for r in evidence_rows(run) if r["category"] == "overall"), None)
     if overall is not None:
-        labels = ["in records", "cited", "recall index", "retrieval"]
+        labels = ["in records", "cited", "presented", "retrieval"]
         keys = ["records_all", "cited_all", "recall_all", "retrieval_all"]
         bars = coverage.bar(labels, [overall[k] or 0.0 for k in keys], color="tab:purple")
         coverage.bar_label(bars, fmt="%.2f", fontsize=8)

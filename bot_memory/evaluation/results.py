@@ -231,8 +231,10 @@ def category_rows(run: RunResult) -> list[dict[str, Any]]:
 
 def evidence_rows(run: RunResult) -> list[dict[str, Any]]:
     """Evidence coverage of memory's answers, per category and overall (adversarial apart):
-    among available records' sources, what they cite, what the recall index reaches, and what
-    a keyword search through query_memories showed."""
+    among available records' sources, what they cite, what the request's memory block names
+    before any tool call (the index or directory and the message's matches: "presented"), and
+    what a keyword search through query_memories showed; with the block's mean and largest
+    size."""
     answers = [a for a in run.main_answers(MEMORY) if a.evidence_all is not None]
     categories = sorted({a.category for a in answers})
     rows = []
@@ -256,6 +258,9 @@ def evidence_rows(run: RunResult) -> list[dict[str, Any]]:
                 "recall_any": _share(a.recall_any for a in picked),
                 "retrieval_all": _share(a.found_all for a in picked),
                 "retrieval_any": _share(a.found_any for a in picked),
+                # The memory block each request carried before any tool call.
+                "block_mean_bytes": mean(a.injected_bytes for a in picked),
+                "block_max_bytes": max(a.injected_bytes for a in picked),
             }
         )
     return rows

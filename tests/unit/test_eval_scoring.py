@@ -226,6 +226,8 @@ def test_summaries_per_system_category_and_evidence() -> None:
         "recall_any": 0.5,
         "retrieval_all": 0.5,
         "retrieval_any": 1.0,
+        "block_mean_bytes": 0.0,  # these answers carried no block
+        "block_max_bytes": 0,
     }
     assert evidence["adversarial"]["questions"] == 1
     assert not run.failed
