@@ -18,7 +18,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -61,6 +61,9 @@ class Pipeline:
         self.ctx = ctx
         self.stopping = asyncio.Event()
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        # What time it is (tests inject one): a tick's checks read it as they go, so a
+        # retention boundary passing during a tick stops what would send or keep its text.
+        self.clock: Callable[[], datetime] = _utcnow
 
     async def tick(
         self, now: datetime | None = None, *, deadline: float | None = None
@@ -72,7 +75,12 @@ class Pipeline:
         budget: no job is claimed whose worst-case call would not fit before it.
         """
         report = TickReport()
-        now = now or datetime.now(UTC)
+        started = self.clock()
+        now = now or started
+
+        def current() -> datetime:  # the tick's time as it goes on (from an injected `now` too)
+            return now + (self.clock() - started)
+
         report.abandoned = await close_abandoned(self.ctx, now)
         await close_stale_attempts(self.ctx, now)
         report.expired = (await expire_due(self.ctx.store, now)).as_dict()
@@ -99,10 +107,10 @@ class Pipeline:
                 # What the jobs committed made scopes due (an extraction's new record wants
                 # its consolidation, a later batch is waiting): plan once more.
                 ran = False
-                report.planned += await plan_due(self.ctx, now)
+                report.planned += await plan_due(self.ctx, current())
                 continue
             ran = True
-            report.finished[job.id] = await self.run_job(job, now)
+            report.finished[job.id] = await self.run_job(job, now, clock=current)
         await self.ctx.pool.execute(  # for operators: when this worker last ran, what it calls
             "INSERT INTO worker_ticks (worker_id, provider, model, settings)"
             " VALUES ($1, $2, $3, $4) ON CONFLICT (worker_id) DO UPDATE SET"
@@ -115,8 +123,11 @@ class Pipeline:
         )
         return report
 
-    async def run_job(self, job: Job, now: datetime) -> str:
-        """Run a claimed job; returns the phase it ends in."""
+    async def run_job(
+        self, job: Job, now: datetime, *, clock: Callable[[], datetime] | None = None
+    ) -> str:
+        """Run a claimed job; returns the phase it ends in. `clock`: the time of its checks
+        as it runs (retention boundaries are checked against it); `now` without one."""
         log.info("pipeline.job_claimed", job=job.id, phase=job.phase, claims=job.claims)
         try:
             # An extraction resumed from its paid answer sends nothing: its commit checks the
@@ -154,7 +165,7 @@ class Pipeline:
                 log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
                 return job.phase
             async with self._heartbeat(job):
-                await self._run(job, now)
+                await self._run(job, now, clock)
         except asyncio.CancelledError:
             await asyncio.shield(self._give_back(job))
             raise
@@ -184,13 +195,13 @@ class Pipeline:
         else:
             await jobs.release(self.ctx.pool, job)
 
-    async def _run(self, job: Job, now: datetime) -> None:
+    async def _run(self, job: Job, now: datetime, clock: Callable[[], datetime] | None) -> None:
         settings = self.ctx.settings
         try:
             if job.phase == "extract":
-                await run_extraction(self.ctx, job, now)
+                await run_extraction(self.ctx, job, now, clock=clock)
             elif job.phase == "consolidate":
-                await run_consolidation(self.ctx, job, now)
+                await run_consolidation(self.ctx, job, now, clock=clock)
         except (SourcesChanged, ModelError, ValueError) as exc:
             retry, reason, kind = _verdict(exc)
             if retry:
@@ -224,6 +235,10 @@ class Pipeline:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
 
 
 def _verdict(exc: Exception) -> tuple[bool, str, StopKind]:
