@@ -1134,6 +1134,47 @@ BEGIN
     RETURN 'remembered';
 END $$;
 
+-- bm_remember, the note checked against its source under the lock (control._remember): a
+-- source edited since it was received, erased, removed, forgotten or past its retention
+-- boundary at `at` is refused ('source_changed'), so a note is always the message as it is at
+-- commit and never brings back what retention or a sweep removed.
+CREATE OR REPLACE FUNCTION bm_remember_v2(
+    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
+    max_records integer, directory_max integer, summary_chars integer, at timestamptz
+) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    skey text := scope->>'scope_key';
+    s memory_scopes%ROWTYPE;
+    added jsonb;
+BEGIN
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'gone';
+    END IF;
+    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
+    IF FOUND AND s.suspended THEN
+        RETURN 'unavailable';
+    ELSIF FOUND AND NOT s.enabled THEN
+        RETURN 'memory_off';
+    END IF;
+    IF bm_source_problem_v2(ws, skey, rec->'sources', at) IS NOT NULL THEN
+        RETURN 'source_changed';
+    END IF;
+    IF s.scope_key IS NULL THEN
+        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
+            topic_id)
+        VALUES (ws, skey, scope->>'kind', (scope->>'bot_id')::bigint,
+            (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
+            (scope->>'topic_id')::bigint);
+    END IF;
+    added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
+    PERFORM bm_save_scopes(ws, '[]'::jsonb,
+        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
+        added, directory_max, summary_chars);
+    RETURN 'remembered';
+END $$;
+
 -- Erase messages and everything derived from them (retention.erase), in one statement:
 -- answers derived from them to a fixed point, records depending on any of them, job
 -- checkpoints holding them, tombstones of the erased originals, references, and scopes left

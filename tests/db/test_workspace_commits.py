@@ -84,7 +84,7 @@ async def test_a_remember_is_one_statement(memory: Memory, counted: CountingPool
     request = recognize(source.text)
     assert request is not None
     result = await memory.control(request, source, who=OWNER, now=NOW)
-    assert await counted.taken() == ["bm_remember"]
+    assert await counted.taken() == ["bm_remember_v2"]
     assert result.outcome == "remembered"
     stored = await view(memory)
     assert note_id(source.message_id) in stored.records

@@ -1,4 +1,4 @@
--- 019 (issue 27): retention is checked wherever source text is read for a model, up to the
+-- 019 (issue 27). Retention is checked wherever source text is read for a model, up to the
 -- commit. The expiry pass erases only what is due at a tick's start; a source whose boundary
 -- passes later in the tick is now a problem before each call (bm_input_problem_v2, as of the
 -- time of the check) and at commit (bm_commit_extraction, as of its `at`).
@@ -166,4 +166,48 @@ BEGIN
         UPDATE workspaces SET version = version + 1, updated_at = now() WHERE id = ws;
     END IF;
     outcome := 'done';
+END $$;
+
+-- A note is the message as it is when it is remembered: bm_remember_v2 refuses one whose source
+-- was edited since it was received, erased, removed, forgotten or is past its boundary.
+
+-- bm_remember, the note checked against its source under the lock (control._remember): a
+-- source edited since it was received, erased, removed, forgotten or past its retention
+-- boundary at `at` is refused ('source_changed'), so a note is always the message as it is at
+-- commit and never brings back what retention or a sweep removed.
+CREATE OR REPLACE FUNCTION bm_remember_v2(
+    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
+    max_records integer, directory_max integer, summary_chars integer, at timestamptz
+) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    skey text := scope->>'scope_key';
+    s memory_scopes%ROWTYPE;
+    added jsonb;
+BEGIN
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'gone';
+    END IF;
+    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
+    IF FOUND AND s.suspended THEN
+        RETURN 'unavailable';
+    ELSIF FOUND AND NOT s.enabled THEN
+        RETURN 'memory_off';
+    END IF;
+    IF bm_source_problem_v2(ws, skey, rec->'sources', at) IS NOT NULL THEN
+        RETURN 'source_changed';
+    END IF;
+    IF s.scope_key IS NULL THEN
+        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
+            topic_id)
+        VALUES (ws, skey, scope->>'kind', (scope->>'bot_id')::bigint,
+            (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
+            (scope->>'topic_id')::bigint);
+    END IF;
+    added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
+    PERFORM bm_save_scopes(ws, '[]'::jsonb,
+        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
+        added, directory_max, summary_chars);
+    RETURN 'remembered';
 END $$;
