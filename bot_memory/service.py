@@ -726,22 +726,35 @@ class Memory:
         memory_id: str | None = None,
         now: datetime | None = None,
     ) -> ControlResult:
-        """Carry out a recognized memory request, checking who may, now."""
+        """Carry out a recognized memory request, checking who may, now.
+
+        With a `gate` (or none: the speaker's own), the standing is asked now and an admin-only
+        action is granted on a cached "administrator" only after Telegram confirms it (someone
+        demoted within the cache's lifetime is no admin); refused as a non-admin on a cached
+        standing, it is asked again (someone just promoted is an admin at once), as the
+        adapter's paths do (control.acting). `who` is a standing the caller has settled
+        already (the adapter passes the one it confirmed), used as given."""
+
+        async def act(standing: Membership) -> ControlResult:
+            return await control.apply(
+                self.store,
+                request,
+                source,
+                who=standing,
+                provider=self.model.provider,
+                model=self.model.model,
+                memory_id=memory_id,
+                now=now,
+            )
+
         if who is None:
             gate = gate or self.gate(
                 source.scope, Requester(user_id=source.speaker_id, chat_id=source.scope.chat_id)
             )
             who = await gate.membership()
-        result = await control.apply(
-            self.store,
-            request,
-            source,
-            who=who,
-            provider=self.model.provider,
-            model=self.model.model,
-            memory_id=memory_id,
-            now=now,
-        )
+            result = await control.acting(gate, who, act)
+        else:
+            result = await act(who)
         if not result.changed:
             log.info(
                 "memory.request_refused" if result.outcome.startswith("not") else "memory.request",

@@ -209,13 +209,21 @@ async def _remember(
     title: str | None,
     now: datetime,
 ) -> ControlResult:
-    """One statement (bm_remember): under the workspace lock, unless the bot left the chat or
-    memory is off here, the note is stored and its scope written back."""
+    """One statement (bm_remember_v2): under the workspace lock, unless the bot left the chat or
+    memory is off here, the note is stored and its scope written back.
+
+    A note is the message as it is at that commit, checked under the lock: the text it was
+    made from must still be the message's text, retained (not erased by a sweep, removed,
+    forgotten, or past its boundary at `now`). A message edited since it was received is
+    refused ('source_changed'), not stored in its new form: the request was made on words the
+    user has since changed (the edit may have withdrawn it), so memory says so and they can
+    ask again. An erased or removed source is refused the same way, so a note never brings
+    back text that retention took away."""
     # One note per message (its ID says which): remembering it again changes nothing.
     record = _note(source, request, title, now)
     scope = source.scope
     outcome = await store.pool.fetchval(
-        "SELECT bm_remember($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8)",
+        "SELECT bm_remember_v2($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8, $9)",
         scope.workspace,
         json.dumps(
             {
@@ -232,6 +240,7 @@ async def _remember(
         record_vector(record.title, record.summary),
         store.limits.max_records,
         *recall_limits(store.limits),
+        now,
     )
     if outcome == "gone":
         raise WorkspaceGone(f"workspace {scope.workspace!r} does not exist")

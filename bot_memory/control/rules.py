@@ -31,6 +31,7 @@ Outcome = Literal[
     "memory_off",
     "unavailable",
     "mismatch",
+    "source_changed",  # remember: the message was edited, erased or removed since received
 ]
 
 

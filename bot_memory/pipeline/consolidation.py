@@ -9,6 +9,7 @@ so an unchanged failing input is claimed at most max_claims times however often 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from bot_memory.logs import get_logger
@@ -96,14 +97,25 @@ async def plan_pending(
     return job_id
 
 
-async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> None:
+async def run_consolidation(
+    ctx: PipelineContext,
+    job: Job,
+    now: datetime,
+    *,
+    clock: Callable[[], datetime] | None = None,
+) -> None:
+    """`now` dates the index (the tick's start); `clock` tells the time of each check (before
+    the call, the candidates read for it, the commit): a candidate whose retention boundary
+    passes during the tick is neither sent nor indexed. Without one, every check is at `now`."""
+    at = clock or (lambda: now)
     saved = job.checkpoint.get("consolidate")
     pinned = job.snapshot.candidates
     if saved is not None:
         out = ConsolidationOutput.model_validate(saved)
     else:
-        await check_scope_input(ctx.pool, job)
-        records = await _candidates(ctx, job)
+        checked = at()
+        await check_scope_input(ctx.pool, job, checked)
+        records = await _candidates(ctx, job, checked)
         candidates = [
             {
                 "id": r.id,
@@ -137,18 +149,21 @@ async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> No
             validate=valid,
             phase="consolidate",
         )
-    await _commit(ctx, job, out, now)
+    await _commit(ctx, job, out, now, at())
 
 
-async def _candidates(ctx: PipelineContext, job: Job) -> list[MemoryRecord]:
-    """The pinned candidates, unchanged, newest first; SourcesChanged if any changed."""
+async def _candidates(ctx: PipelineContext, job: Job, at: datetime) -> list[MemoryRecord]:
+    """The pinned candidates, unchanged and available at `at`, newest first; SourcesChanged if
+    any changed or passed its retention boundary."""
     async with ctx.store.pool.acquire() as conn:
         rows = await conn.fetch(
             f"SELECT {RECORD_COLUMNS} FROM memory_records r"
             " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
+            " AND (r.available_until IS NULL OR r.available_until > $3)"
             " ORDER BY r.created_at DESC, r.id DESC",
             job.workspace,
             list(job.snapshot.candidates),
+            at,
         )
     records = [record_from_row(r) for r in rows]
     if {r.id: r.fingerprint for r in records} != job.snapshot.candidates:
@@ -156,13 +171,17 @@ async def _candidates(ctx: PipelineContext, job: Job) -> list[MemoryRecord]:
     return records
 
 
-async def _commit(ctx: PipelineContext, job: Job, out: ConsolidationOutput, now: datetime) -> None:
+async def _commit(
+    ctx: PipelineContext, job: Job, out: ConsolidationOutput, now: datetime, at: datetime
+) -> None:
+    """Under the workspace lock: the index, if the job is still this worker's and its pinned
+    candidates are unchanged and still available at `at` (the commit's time)."""
     async with ctx.store.locked(job.workspace) as tx:
         if not await jobs.hold(tx.conn, job):
             log.warning("pipeline.lost_ownership", job=job.id, phase="consolidate-commit")
             return
         state = await tx.scope_by_key(job.scope_key)
-        current = {r.id: r for r in await tx.valid_records(job.scope_key)}
+        current = {r.id: r for r in await tx.valid_records(job.scope_key) if r.available(at)}
         pinned = job.snapshot.candidates
         changed = any(
             mid not in current or current[mid].fingerprint != fp for mid, fp in pinned.items()

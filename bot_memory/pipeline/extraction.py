@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.inputs import check_scope_input, snapshot_sources
+from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input, snapshot_sources
 from bot_memory.pipeline.jobs import Job, SnapshotSource
 from bot_memory.pipeline.prompts import (
     ExtractionOutput,
@@ -25,18 +26,32 @@ log = get_logger(__name__)
 EXISTING_SUMMARY_CHARS = 400  # existing memories accompany a batch in brief
 
 
-async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
+async def run_extraction(
+    ctx: PipelineContext,
+    job: Job,
+    now: datetime,
+    *,
+    clock: Callable[[], datetime] | None = None,
+) -> None:
+    """`now` dates the job's record (the tick's start); `clock` tells the time of each check
+    (before the call, the texts read for it, the commit): a source whose retention boundary
+    passes during the tick is neither sent nor kept. Without one, every check is at `now`."""
     snap = job.snapshot
+    at = clock or (lambda: now)
     out = _checkpointed(job)
     if out is None:
-        await check_scope_input(ctx.pool, job)
-        texts = await ctx.store.source_texts(job.workspace, sorted(snap.message_ids))
+        checked = at()
+        await check_scope_input(ctx.pool, job, checked)
+        texts = await ctx.store.source_texts(job.workspace, sorted(snap.message_ids), at=checked)
+        missing = sorted(snap.message_ids - set(texts))
+        if missing:  # erased or past its boundary since the check
+            raise SourcesChanged(f"source m{missing[0]} was removed or expired")
         sources = source_entries(snap.sources, texts)
         # Existing memories come along while they fit under the ceiling with the sources:
         # the request is never more than the ceiling plus the fixed prompt.
         room = ctx.settings.batch_max_bytes - sum(source_entry_bytes(e) for e in sources)
         existing, briefs = [], []
-        for record in await _existing(ctx, job, now):
+        for record in await _existing(ctx, job, checked):
             brief = {
                 "id": record.id,
                 "title": redact(record.title),
@@ -63,7 +78,7 @@ async def run_extraction(ctx: PipelineContext, job: Job, now: datetime) -> None:
         out = await ctx.charged_call(
             job, "memory_extract", messages, ExtractionOutput, validate=valid, phase="extract"
         )
-    await _commit(ctx, job, out, now)
+    await _commit(ctx, job, out, now, at())
 
 
 async def _existing(ctx: PipelineContext, job: Job, now: datetime) -> list[MemoryRecord]:
@@ -86,13 +101,16 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
     return None if saved is None else ExtractionOutput.model_validate(saved)
 
 
-async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime) -> None:
+async def _commit(
+    ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime, at: datetime
+) -> None:
     """One statement (bm_commit_extraction): under the workspace lock, if the job is still
     this worker's, no earlier claim's call of it was cut off (the ledger's check, made here
     for a job resumed from its checkpoint) and its input still holds, the record (inheriting
     the sources of the memories it carried facts from), the scope's watermark, the job done,
     the scope looked at again for later batches, and the recall row. Its scope's index is
-    pending: the planner plans the consolidation, in this tick."""
+    pending: the planner plans the consolidation, in this tick. `at`: the commit's time, which
+    the sources' retention boundaries are checked against."""
     record = None if out.is_empty else _record(job, out, now)
     snap = job.snapshot
     row = await ctx.pool.fetchrow(
@@ -108,7 +126,7 @@ async def _commit(ctx: PipelineContext, job: Job, out: ExtractionOutput, now: da
         out.memory_ids,
         None if record is None else record.fingerprint,
         None if record is None else record_vector(record.title, record.summary),
-        now,
+        at,
         ctx.store.limits.max_records,
         *recall_limits(ctx.store.limits),
     )

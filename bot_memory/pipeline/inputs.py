@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import asyncpg
 
@@ -17,19 +18,23 @@ class SourcesChanged(RuntimeError):
         self.kind: StopKind = kind
 
 
-async def check_scope_input(conn: asyncpg.Connection | asyncpg.Pool, job: Job) -> None:
+async def check_scope_input(
+    conn: asyncpg.Connection | asyncpg.Pool, job: Job, at: datetime
+) -> None:
     """Raise SourcesChanged unless memory is on in the scope, the bot is there, and every
-    snapshot source is retained, unedited and not forgotten.
+    snapshot source is retained (its retention boundary still ahead of `at`, the time of the
+    check, not of the tick's start), unedited and not forgotten.
 
-    Before every model call, so nothing forgotten, switched off or erased is sent to the
-    provider, and again under the workspace lock at commit, so nothing that changed during
-    the call is written.
+    Before every model call, so nothing forgotten, switched off, erased or past its boundary is
+    sent to the provider, and again under the workspace lock at commit, so nothing that changed
+    during the call is written.
     """
     problem = await conn.fetchrow(
-        "SELECT kind, problem FROM bm_input_problem($1, $2, $3::jsonb)",
+        "SELECT kind, problem FROM bm_input_problem_v2($1, $2, $3::jsonb, $4)",
         job.workspace,
         job.scope_key,
         snapshot_sources(job),
+        at,
     )
     if problem is not None and problem["problem"] is not None:
         raise SourcesChanged(problem["problem"], problem["kind"])

@@ -18,7 +18,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -62,6 +62,9 @@ class Pipeline:
         self.stopping = asyncio.Event()
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.last_tick_at: float | None = None  # time.time() when a tick last finished here
+        # What time it is (tests inject one): a tick's checks read it as they go, so a
+        # retention boundary passing during a tick stops what would send or keep its text.
+        self.clock: Callable[[], datetime] = _utcnow
 
     async def tick(
         self, now: datetime | None = None, *, deadline: float | None = None
@@ -73,7 +76,12 @@ class Pipeline:
         budget: no job is claimed whose worst-case call would not fit before it.
         """
         report = TickReport()
-        now = now or datetime.now(UTC)
+        started = self.clock()
+        now = now or started
+
+        def current() -> datetime:  # the tick's time as it goes on (from an injected `now` too)
+            return now + (self.clock() - started)
+
         report.abandoned = await close_abandoned(self.ctx, now)
         self.ctx.metrics.request_closed("abandoned", report.abandoned)
         await close_stale_attempts(self.ctx, now)
@@ -101,10 +109,10 @@ class Pipeline:
                 # What the jobs committed made scopes due (an extraction's new record wants
                 # its consolidation, a later batch is waiting): plan once more.
                 ran = False
-                report.planned += await plan_due(self.ctx, now)
+                report.planned += await plan_due(self.ctx, current())
                 continue
             ran = True
-            report.finished[job.id] = await self.run_job(job, now)
+            report.finished[job.id] = await self.run_job(job, now, clock=current)
         await self.ctx.pool.execute(  # for operators: when this worker last ran, what it calls
             "INSERT INTO worker_ticks (worker_id, provider, model, settings)"
             " VALUES ($1, $2, $3, $4) ON CONFLICT (worker_id) DO UPDATE SET"
@@ -119,8 +127,11 @@ class Pipeline:
         self.ctx.metrics.worker_tick(ok=True, at=self.last_tick_at)
         return report
 
-    async def run_job(self, job: Job, now: datetime) -> str:
-        """Run a claimed job; returns the phase it ends in."""
+    async def run_job(
+        self, job: Job, now: datetime, *, clock: Callable[[], datetime] | None = None
+    ) -> str:
+        """Run a claimed job; returns the phase it ends in. `clock`: the time of its checks
+        as it runs (retention boundaries are checked against it); `now` without one."""
         log.info("pipeline.job_claimed", job=job.id, phase=job.phase, claims=job.claims)
         try:
             # An extraction resumed from its paid answer sends nothing: its commit checks the
@@ -158,7 +169,7 @@ class Pipeline:
                 log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
                 return job.phase
             async with self._heartbeat(job):
-                await self._run(job, now)
+                await self._run(job, now, clock)
         except asyncio.CancelledError:
             await asyncio.shield(self._give_back(job))
             raise
@@ -188,13 +199,13 @@ class Pipeline:
         else:
             await jobs.release(self.ctx.pool, job)
 
-    async def _run(self, job: Job, now: datetime) -> None:
+    async def _run(self, job: Job, now: datetime, clock: Callable[[], datetime] | None) -> None:
         settings = self.ctx.settings
         try:
             if job.phase == "extract":
-                await run_extraction(self.ctx, job, now)
+                await run_extraction(self.ctx, job, now, clock=clock)
             elif job.phase == "consolidate":
-                await run_consolidation(self.ctx, job, now)
+                await run_consolidation(self.ctx, job, now, clock=clock)
         except (SourcesChanged, ModelError, ValueError) as exc:
             retry, reason, kind = _verdict(exc)
             if retry:
@@ -228,6 +239,10 @@ class Pipeline:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
 
 
 def _verdict(exc: Exception) -> tuple[bool, str, StopKind]:

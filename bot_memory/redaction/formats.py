@@ -1,9 +1,11 @@
 """Credentials recognised by their shape alone: the bare-token families of ``redaction``.
 
 Each family is written from its provider's published token format (the test corpus names the
-source of truth next to each family).  Where a format carries its own check -- GitHub's and
-npm's CRC32 tail, PyPI's macaroon header, the Discord bot token's base64 user ID -- the check
-decides, not length alone.
+source of truth next to each family).  A family with a distinctive published prefix (``ghp_``,
+``github_pat_``, ``npm_``, ``sk_live_``, ``xoxb-``, ``glpat-``, ...) is redacted by its shape
+alone: a checksum that does not verify (GitHub's and npm's CRC32 tail) leaves a mistyped or
+made-up token no less a credential.  Where a family has no such prefix, what it carries decides,
+not length alone: PyPI's macaroon header, the Discord bot token's base64 user ID.
 
 How the text is searched, once: one regex finds the runs of token characters long enough to
 hold a credential (a chat message has few: URLs, hashes, the odd token).  Inside a run a token
@@ -23,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,26 +38,10 @@ _TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_
 # Token characters become "a", everything else " ": runs are then found by bytes.find.
 _RUN_MASK = bytes(ord("a") if i in _TOKEN_CHARS else ord(" ") for i in range(256))
 _RUN_NEEDLE = b"a" * MIN_TOKEN
-_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 # ---------------------------------------------------------------------------
 # checks a format carries
-
-
-def _base62(value: int, width: int) -> str:
-    digits = []
-    while value:
-        value, rest = divmod(value, 62)
-        digits.append(_BASE62[rest])
-    return "".join(reversed(digits)).rjust(width, "0")
-
-
-def crc32_base62_ok(token: str, prefix_len: int) -> bool:
-    """GitHub's (and npm's) tail: the last 6 characters are the base62 CRC32 of the 30
-    random characters between the prefix and them."""
-    body = token[prefix_len:]
-    return len(body) == 36 and _base62(zlib.crc32(body[:30].encode()), 6) == body[30:]
 
 
 def _b64_decode(segment: str) -> bytes | None:
@@ -242,8 +227,7 @@ FAMILIES: tuple[_Family, ...] = (
     _family(
         "github_classic",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-        r"gh[pousr]_[A-Za-z0-9]{36}" + _END,
-        lambda s: crc32_base62_ok(s, 4),
+        r"gh[pousr]_[A-Za-z0-9]{36}" + _END,  # its CRC32 tail is not checked: see above
     ),
     _family(
         "github_fine_grained",
@@ -274,7 +258,7 @@ FAMILIES: tuple[_Family, ...] = (
     ),
     _family("gitlab_runner_registration", ("GR1348941",), r"GR1348941[A-Za-z0-9_-]{20}" + _END_URL),
     # --- package registries
-    _family("npm", ("npm_",), r"npm_[A-Za-z0-9]{36}" + _END, lambda s: crc32_base62_ok(s, 4)),
+    _family("npm", ("npm_",), r"npm_[A-Za-z0-9]{36}" + _END),  # CRC32 tail unchecked too
     _family(
         "pypi",
         ("pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"),

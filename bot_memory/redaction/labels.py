@@ -73,8 +73,29 @@ _CODE_VALUE = re.compile(
 _PATH_OR_URL = re.compile(r"(?:~|\.{1,2})?/.*|[A-Za-z]:\\.*|.*://.*")
 
 
+# What no identifier is: a published distinctive token prefix with a body, or a part of ten or
+# more characters mixing letters and digits (a random body; "user_password_hash" has none).
+_TOKEN_PREFIX = re.compile(
+    r"(?:gh[pousr]_|github_pat_|npm_|[rs]k_(?:live|test)_|xox[abeoprs]-|xapp-"
+    r"|gl(?:pat|oas|dt|rt|cbt|ptt|ft|imt|agent|soat|ffct)-|dckr_pat_|shp(?:at|ca|pa|ss)_"
+    r"|lin_api_|whsec_|pypi-)[A-Za-z0-9_-]{16,}+"
+)
+_PART = re.compile(r"[A-Za-z0-9]{10,}+")
+
+
+def _token_like(value: str) -> bool:
+    if _TOKEN_PREFIX.match(value):
+        return True
+    return any(_digit_and_letter(part) for part in _PART.findall(value))
+
+
 def _is_code(value: str) -> bool:
-    return _CODE_VALUE.fullmatch(value) is not None
+    """Code, not a secret (under a label too): a call or lookup, a type name, an identifier.
+    A value shaped like an identifier that holds a token (``ghp_...``, ``sk_prod_3f9a...``)
+    is the secret: a label's value is redacted whatever its shape, references aside."""
+    if _CODE_VALUE.fullmatch(value) is None:
+        return False
+    return "(" in value or "[" in value or not _token_like(value)
 
 
 # Prose: the word after "password is" is mostly no password ("too short", "8 characters",
@@ -557,7 +578,7 @@ def header_spans(text: str, kinds: set[str]) -> list[Span]:
 # user%password, openssl -pass pass:SECRET, keytool -storepass / -keypass.
 _FLAG_VALUE = r"(?P<q>[\"']?)(?!-)(?P<s>[^\s\"'`;|&<>]{1,256}+)(?P=q)"
 _LINE = r"[^\n;|&]{0,160}?"
-_CURL_USER = r"[ \t](?:-u|--user)[ \t=]*+(?P<q>[\"']?)[^\s:\"'@/]{1,64}:"
+_CURL_USER = r"[ \t](?:-u|--user)[ \t=]*+(?P<q>[\"']?)[^\s:\"'@/]{0,64}:"  # -u ":pw" too
 _SMB_USER = r"[ \t]-U[ \t]*+[^\s%]{1,64}%"
 _SECRET_VALUE = r"(?P<s>[^\s\"'`;|&<>]{1,256}+)"
 

@@ -93,6 +93,8 @@ _AZURE_KEY = re.compile(
     r"(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<s>[^\s;\"'`,]++)"
 )
 _AZURE_SIG = re.compile(r"[?&;]sig=(?P<s>[^\s;&#\"'`,]++)")
+# GitLab's session cookie: the name stays, its 32 hex characters go.
+_GITLAB_SESSION = re.compile(r"(?<![A-Za-z0-9_])_gitlab_session=(?P<s>[0-9a-f]{32})(?![0-9a-f])")
 
 _STRUCTURAL: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("-----begin", _PEM),
@@ -103,6 +105,7 @@ _STRUCTURAL: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("key=", _AZURE_KEY),  # (found through the label anchor "key")
     ("signature=", _AZURE_KEY),
     ("sig=", _AZURE_SIG),
+    ("_gitlab_session=", _GITLAB_SESSION),
 )
 
 

@@ -835,6 +835,46 @@ LANGUAGE sql STABLE AS $$
                        WHERE s.enabled AND NOT s.suspended) c ON true
 $$;
 
+-- bm_source_problem as of `at`: a source whose retention boundary has passed by then is a
+-- problem too (the expiry pass erases only what was due at a tick's start; a boundary passing
+-- later in the tick is caught here, before each call and at commit).
+CREATE OR REPLACE FUNCTION bm_source_problem_v2(ws text, skey text, sources jsonb, at timestamptz)
+RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT 'source m' || e.message_id || CASE
+            WHEN m.id IS NULL OR m.text IS NULL THEN ' was removed or expired'
+            WHEN m.retain_until <= at THEN ' passed its retention boundary'
+            WHEN t.message_id IS NOT NULL THEN ' was forgotten'
+            ELSE ' was edited' END
+    FROM (SELECT (x.src->>'message_id')::bigint AS message_id, x.src->>'hash' AS hash, x.n
+          FROM jsonb_array_elements(sources) WITH ORDINALITY AS x(src, n)) e
+    LEFT JOIN LATERAL (SELECT g.id, g.text, g.content_hash, g.retain_until FROM messages g
+                       WHERE g.workspace_id = ws AND g.id = e.message_id) m ON true
+    LEFT JOIN LATERAL (SELECT f.message_id FROM tombstones f WHERE f.workspace_id = ws
+                       AND f.scope_key = skey AND f.message_id = e.message_id) t ON true
+    WHERE m.id IS NULL OR m.text IS NULL OR m.retain_until <= at OR t.message_id IS NOT NULL
+       OR m.content_hash <> e.hash
+    ORDER BY e.n LIMIT 1
+$$;
+
+-- bm_input_problem as of `at` (pipeline/inputs.py): a source past its retention boundary by
+-- then is a problem (bm_source_problem_v2).
+CREATE OR REPLACE FUNCTION bm_input_problem_v2(
+    ws text, skey text, sources jsonb, at timestamptz, OUT kind text, OUT problem text
+)
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN s.scope_key IS NULL THEN 'gone' WHEN NOT s.enabled OR s.suspended THEN 'off'
+                WHEN c.problem IS NOT NULL THEN 'changed' END,
+           CASE WHEN s.scope_key IS NULL THEN 'the scope is gone'
+                WHEN NOT s.enabled THEN 'memory was turned off in this scope'
+                WHEN s.suspended THEN 'the bot is no longer in this chat'
+                ELSE c.problem END
+    FROM (SELECT 1) one
+    LEFT JOIN memory_scopes s ON s.workspace_id = ws AND s.scope_key = skey
+    LEFT JOIN LATERAL (SELECT bm_source_problem_v2(ws, skey, sources, at) AS problem
+                       WHERE s.enabled AND NOT s.suspended) c ON true
+$$;
+
 -- Attempts of a job still pending (ledger.close_abandoned_attempts, the same rows and the same
 -- settlement): the process making them died mid-call, so the provider may have processed and
 -- billed them. They become unknown, charged their reservation; returns how many.
@@ -1094,6 +1134,47 @@ BEGIN
     RETURN 'remembered';
 END $$;
 
+-- bm_remember, the note checked against its source under the lock (control._remember): a
+-- source edited since it was received, erased, removed, forgotten or past its retention
+-- boundary at `at` is refused ('source_changed'), so a note is always the message as it is at
+-- commit and never brings back what retention or a sweep removed.
+CREATE OR REPLACE FUNCTION bm_remember_v2(
+    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
+    max_records integer, directory_max integer, summary_chars integer, at timestamptz
+) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    skey text := scope->>'scope_key';
+    s memory_scopes%ROWTYPE;
+    added jsonb;
+BEGIN
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'gone';
+    END IF;
+    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
+    IF FOUND AND s.suspended THEN
+        RETURN 'unavailable';
+    ELSIF FOUND AND NOT s.enabled THEN
+        RETURN 'memory_off';
+    END IF;
+    IF bm_source_problem_v2(ws, skey, rec->'sources', at) IS NOT NULL THEN
+        RETURN 'source_changed';
+    END IF;
+    IF s.scope_key IS NULL THEN
+        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
+            topic_id)
+        VALUES (ws, skey, scope->>'kind', (scope->>'bot_id')::bigint,
+            (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
+            (scope->>'topic_id')::bigint);
+    END IF;
+    added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
+    PERFORM bm_save_scopes(ws, '[]'::jsonb,
+        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
+        added, directory_max, summary_chars);
+    RETURN 'remembered';
+END $$;
+
 -- Erase messages and everything derived from them (retention.erase), in one statement:
 -- answers derived from them to a fixed point, records depending on any of them, job
 -- checkpoints holding them, tombstones of the erased originals, references, and scopes left
@@ -1171,7 +1252,8 @@ END $$;
 -- depending on its batch and inheriting the sources of the records it carried facts from, the
 -- scope's watermark, the job done, the scope looked at again for later batches, and the
 -- write-back (as bm_save_scopes does it). `rec` is NULL for an empty answer. 'gone': no
--- workspace.
+-- workspace. `at` is the commit's time: a source whose retention boundary has passed by then
+-- stops the job.
 CREATE OR REPLACE FUNCTION bm_commit_extraction(
     ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
     rec jsonb, carried text[], rec_fingerprint text, rec_search tsvector, at timestamptz,
@@ -1216,7 +1298,7 @@ BEGIN
     ELSIF s.suspended THEN
         stop_kind := 'off'; detail := 'the bot is no longer in this chat';
     ELSE
-        detail := bm_source_problem(ws, skey, sources);
+        detail := bm_source_problem_v2(ws, skey, sources, at);  -- retained at `at`
     END IF;
     IF detail IS NULL AND rec IS NOT NULL AND cardinality(carried) > 0 THEN
         kept := ARRAY(SELECT r.id FROM memory_records r WHERE r.workspace_id = ws

@@ -479,13 +479,17 @@ class Store:
         )
         return [_history(r) for r in reversed(rows)]
 
-    async def source_texts(self, workspace: str, message_ids: list[int]) -> dict[int, str]:
-        """Texts of messages that still have them (not erased)."""
+    async def source_texts(
+        self, workspace: str, message_ids: list[int], *, at: datetime
+    ) -> dict[int, str]:
+        """Texts of messages that still have them at `at` (not erased, their retention boundary
+        not passed by then)."""
         rows = await self.pool.fetch(
             "SELECT id, text FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])"
-            " AND text IS NOT NULL",
+            " AND text IS NOT NULL AND (retain_until IS NULL OR retain_until > $3)",
             workspace,
             message_ids,
+            at,
         )
         return {r["id"]: r["text"] for r in rows}
 

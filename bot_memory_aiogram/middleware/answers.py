@@ -12,7 +12,8 @@ it go and closes the request with the message Telegram returns) or as the webhoo
 response (never seen here: once a grace period has passed without it going through the session,
 the request is closed with the method's text). The grace covers what may run between the
 handler and the send: a host's middleware finishing its work, a webhook answer moved to the
-background because it was slow.
+background because it was slow. At shutdown every returned answer still within its grace is
+closed at once with its text (`settle_returned`, from setup()'s shutdown hook).
 
 Handlers can say more with aiogram flags, `@router.message(..., flags={"memory": ...})`:
 "skip" (not memory-worthy: never a conversation source), "keep_open" (the host answers later
@@ -68,6 +69,7 @@ class _Returned:
     capture: Capture
     close: Close
     seen: bool = False
+    timer: asyncio.TimerHandle | None = None
 
 
 # Answers handlers returned, until aiogram sends them: id(method) -> what closes the request.
@@ -92,11 +94,16 @@ def expect_returned(
     # Polling and background webhooks hand the method to the session right after the handler
     # (a host's middleware or a slow webhook's fallback a little later); a webhook that answers
     # in its HTTP response never does.
-    asyncio.get_running_loop().call_later(grace_seconds, _not_through_session, entry)
+    entry.timer = asyncio.get_running_loop().call_later(grace_seconds, _not_through_session, entry)
 
 
 async def settle_returned() -> None:
-    """Wait for the closings of answers that went in webhook responses (at shutdown)."""
+    """At shutdown: close every returned answer still waiting for its grace, with its text (a
+    webhook that answered in its HTTP response and stops within the grace would otherwise
+    leave its exchange open until the request timeout, and never memory), then wait for
+    those closings and the ones already under way."""
+    for entry in list(_expected.values()):
+        _not_through_session(entry)
     while _closing:
         await asyncio.gather(*list(_closing), return_exceptions=True)
 
@@ -104,6 +111,9 @@ async def settle_returned() -> None:
 def _not_through_session(entry: _Returned) -> None:
     if entry.seen:
         return
+    entry.seen = True  # closed once: by its timer or at shutdown, whichever comes first
+    if entry.timer is not None:
+        entry.timer.cancel()
     _expected.pop(id(entry.method), None)
     text = getattr(entry.method, "text", None) or getattr(entry.method, "caption", None)
     entry.capture.returned_text = text if isinstance(text, str) else ""

@@ -35,6 +35,7 @@ REPLIES: dict[Outcome, str] = {
     "not_member": "memory-not-member",
     "memory_off": "memory-off",
     "unavailable": "memory-unavailable",
+    "source_changed": "memory-source-changed",
     "mismatch": "memory-nothing-to-forget",
 }
 

@@ -16,6 +16,7 @@ memory-model-unavailable = Sorry, I can't answer right now: the language model i
 memory-cascade-not-allowed = Forgetting that would also remove memories that include what others said. Only a group admin can do that here.
 memory-not-member = Only current members of this group can use its memory.
 memory-unavailable = Memory is unavailable in this chat.
+memory-source-changed = That message was edited or removed after you sent it, so I didn't remember it. Please ask again.
 memory-flood = Too many messages at once: I'll skip some of them. Please send them more slowly.
 memory-db-unavailable = Sorry, I can't reach my memory right now. I'll keep your message and catch up in a minute; please ask again then.
 memory-enabled-topic = Memory is on in this topic.

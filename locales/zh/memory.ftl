@@ -15,6 +15,7 @@ memory-model-unavailable = 抱歉，语言模型暂时不可用，我现在无�
 memory-cascade-not-allowed = 忘记这条会连带删除包含其他人发言的记忆。在这里只有群管理员可以这样做。
 memory-not-member = 只有本群的现有成员才能使用本群的记忆。
 memory-unavailable = 本聊天的记忆当前不可用。
+memory-source-changed = 这条消息在发送后被编辑或删除了，所以我没有记住它。请再说一次。
 memory-flood = 消息太多太快了，我会跳过其中一部分。请慢一点发送。
 memory-db-unavailable = 抱歉，我暂时无法访问记忆。我会先保存你的消息，稍后补上；请过一会儿再问。
 memory-enabled-topic = 本话题的记忆已开启。

@@ -20,6 +20,8 @@ from aiohttp import web
 from bot_memory.service import Memory
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import BotAPIEmulator
+from tests.conftest import make_settings
+from tests.support.fake_openai import FakeOpenAI
 
 SECRET = "s3cret-token"
 
@@ -113,3 +115,35 @@ async def test_a_post_without_the_secret_is_refused(memory: Memory) -> None:
         assert set(emu.webhook_statuses) == {401}
         assert not emu.sent
         assert await memory.store.pool.fetchval("SELECT count(*) FROM messages") == 0
+
+
+async def test_an_answer_in_the_webhook_response_is_closed_at_shutdown_within_the_grace(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    # The bot returns its answer in the HTTP response and shuts down before the grace (here a
+    # minute) has run: the exchange is closed at shutdown with its text, not left open for the
+    # request timeout (and never made memory).
+    memory = await Memory.open(
+        make_settings(
+            db_url,
+            llm_base_url=llm.base_url,
+            llm_api_key="k",
+            llm_model="m",
+            returned_answer_grace_seconds=60,
+        )
+    )
+    try:
+        async with webhook_bot(memory, returned=True, background=False) as emu:
+            emu.push_message(chat_id=31, user_id=31, text="my kayak is called Nereid")
+            [sent] = await emu.wait_for_sent(1)
+            assert sent.params["text"] == "you said: my kayak is called Nereid"
+            await emu.wait_idle()
+        # The web app has shut down (its dispatcher's shutdown hooks ran).
+        row = await memory.store.pool.fetchrow(
+            "SELECT r.status, a.text FROM requests r"
+            " LEFT JOIN messages a ON a.id = r.answer_message_id"
+        )
+        assert row is not None and row["status"] == "succeeded", row
+        assert row["text"] == "you said: my kayak is called Nereid"
+    finally:
+        await memory.close()

@@ -95,6 +95,7 @@ LABEL_FORMS: tuple[tuple[str, str], ...] = (
     # command lines
     ("curl_u", "curl -u admin:§ https://api.example.com/v1"),
     ("curl_user", "curl --user 'deploy:§' https://ci.example.com"),
+    ("curl_u_empty_user", 'curl -u ":§" https://api.example.com/v1'),
     ("mysql_p", "mysql -u root -p§ app"),
     ("mysql_password_eq", "mysql --password=§ app"),
     ("long_flag", "./run --db-password '§' --dry-run"),
@@ -384,6 +385,7 @@ PROSE = (
     "git push -u origin main",
     "docker run -u 1000:1000 -p 8080:80 img",
     "mysql -u root -p mydb",
+    "curl --ntlm -u : https://intranet.example.com",
     "ssh -p 2222 host",
     "git --password-stdin and --no-password here",
     "the secret of a good bot is patience",

@@ -332,3 +332,33 @@ async def test_a_participant_may_forget_their_note_after_others_were_given_it(
     assert result.outcome == "forgotten"
     left = [r.summary for r in (await view(memory)).valid_records(GROUP.key)]
     assert any("standup" in s for s in left) and not any("Mochi" in s for s in left)
+
+
+async def test_memory_control_confirms_a_cached_admin_as_the_adapter_does(memory: Memory) -> None:
+    # A host calling Memory.control(gate=...) directly: the cache says administrator, Telegram
+    # now says member (demoted a minute ago). The admin-only switch is refused.
+    src = await said(memory, GROUP, "turn off memory", speaker=2001)
+    request = recognize("turn off memory")
+    assert request is not None
+    asked: list[int] = []
+
+    async def now_a_member(chat_id: int, user_id: int) -> MemberStatus:
+        asked.append(user_id)
+        return MemberStatus(status="member")
+
+    memory.access.note(42, GROUP.chat_id, 2001, MemberStatus(status="administrator"))
+    gate = memory.gate(GROUP, Requester(user_id=2001, chat_id=GROUP.chat_id), now_a_member)
+    result = await memory.control(request, src, gate=gate)
+    assert result.outcome == "not_allowed" and asked  # Telegram was asked
+    assert (await view(memory)).scopes.get(GROUP.key) is None or (
+        (await view(memory)).scopes[GROUP.key].enabled
+    )
+
+    # Promoted within the cache's lifetime: a cached "member" is asked about again, and the
+    # switch is carried out.
+    async def now_an_admin(chat_id: int, user_id: int) -> MemberStatus:
+        return MemberStatus(status="administrator")
+
+    memory.access.note(42, GROUP.chat_id, 2001, MemberStatus(status="member"))
+    gate = memory.gate(GROUP, Requester(user_id=2001, chat_id=GROUP.chat_id), now_an_admin)
+    assert (await memory.control(request, src, gate=gate)).outcome == "disabled"

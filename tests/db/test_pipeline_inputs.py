@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from bot_memory.pipeline.prompts import source_entries
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from tests.conftest import make_settings
-from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI, default_responder
 from tests.support.helpers import view
 from tests.support.token_builders import crc32_token
 
@@ -282,3 +283,36 @@ async def test_nothing_due_means_nothing_read(memory: Memory) -> None:
         "SELECT count(*) FROM memory_scopes WHERE due_at IS NOT NULL"
     )
     assert due == 0  # a stuck or finished scope is not looked at until new input arrives
+
+
+async def test_a_boundary_passing_during_a_tick_is_checked_before_each_call_and_at_commit(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    # Two scopes, one job each, both planned at the tick's start: their messages are kept until
+    # T0 + 30 s. The first call takes a minute (the injected clock moves on as it is answered):
+    # the second job must not send its text, and the first must not keep what it got back.
+    other = Scope(workspace="test", bot_id=42, kind="private", chat_id=8, user_id=8)
+    await exchange(memory, "my locker code is 4412")
+    source = await memory.record(other, text="my bike lock is 9931", speaker_id=8)
+    assert source is not None
+    await memory.begin(source)
+    await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
+    t0 = datetime.now(UTC)
+    clock = [t0]
+    await memory.store.pool.execute(
+        "UPDATE messages SET retain_until = $1", t0 + timedelta(seconds=30)
+    )
+    memory.pipeline.clock = lambda: clock[0]
+
+    def slow_answer(body: dict[str, Any]) -> dict[str, Any]:
+        clock[0] += timedelta(minutes=1)
+        return default_responder(body)
+
+    llm.responder = slow_answer
+    await memory.pipeline.tick()
+    sent = json.dumps(llm.requests_by_purpose("memory_extraction"))
+    assert len(llm.requests_by_purpose("memory_extraction")) == 1
+    assert ("4412" in sent) != ("9931" in sent)  # one text went out, before its boundary
+    rows = await memory.store.pool.fetch("SELECT phase, last_error FROM memory_jobs")
+    assert [r["phase"] for r in rows] == ["stopped", "stopped"], rows
+    assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 0

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -17,13 +19,14 @@ from bot_memory.pipeline.prompts import (
     validate_consolidation,
     validate_extraction,
 )
+from bot_memory.pipeline.worker import TickReport
 from bot_memory.records import MemoryRecord, SourceRef
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory.storage.store import SourceMessage
 from tests.conftest import make_settings
-from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI, default_responder
 from tests.support.helpers import view
 
 SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
@@ -273,3 +276,112 @@ async def memory(db_url: str, llm: FakeOpenAI) -> AsyncIterator[Memory]:
     mem = await open_memory(db_url, llm)
     yield mem
     await mem.close()
+
+
+def _purpose(body: dict[str, Any]) -> str | None:
+    return body.get("response_format", {}).get("json_schema", {}).get("name")
+
+
+async def test_the_pipeline_refuses_a_summary_over_four_thousand_bytes(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    # The validator's limit as the worker applies it: a model answering 4,002 bytes keeps
+    # nothing, and the job backs off with the reason.
+    memory = await open_memory(db_url, llm)
+    try:
+        source = await exchange(memory, "we moved the standup to 9:30", T0)
+        over = {
+            "title": "Standup",
+            "summary": "é" * 2_001,
+            "source_ids": [source.source_id],
+            "memory_ids": [],
+        }
+        llm.script({"role": "assistant", "content": json.dumps(over)})
+        await memory.pipeline.tick()
+        assert (await view(memory)).records == {}
+        phase, error = await memory.store.pool.fetchrow("SELECT phase, last_error FROM memory_jobs")
+        assert phase == "extract" and "4002 bytes, over 4000" in error
+        assert await memory.store.pool.fetchval("SELECT extracted_through FROM memory_scopes") == 0
+    finally:
+        await memory.close()
+
+
+def _index_answer(case: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        made = default_responder(body)
+        if _purpose(body) != "memory_consolidation":
+            return made
+        ids = json.loads(made["content"])["memory_ids"]
+        out = {
+            "over_4500": {"index": "x" * 4_501, "memory_ids": ids},
+            "unknown": {"index": "- the boat", "memory_ids": [*ids, "mem_not_a_candidate"]},
+            "duplicate": {"index": "- the boat", "memory_ids": [ids[0], ids[0]]},
+        }[case]
+        return {"role": "assistant", "content": json.dumps(out)}
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [
+        ("over_4500", "4501 bytes, over 4500"),
+        ("unknown", "not candidates: ['mem_not_a_candidate']"),
+        ("duplicate", "names a memory twice"),
+    ],
+)
+async def test_the_pipeline_refuses_an_index_over_its_limit_or_naming_the_unknown(
+    db_url: str, llm: FakeOpenAI, case: str, reason: str
+) -> None:
+    memory = await open_memory(db_url, llm)
+    try:
+        await exchange(memory, "my boat is called Aurora", T0)
+        llm.responder = _index_answer(case)
+        await memory.pipeline.tick()  # the extraction commits; its consolidation is refused
+        assert len(llm.requests_by_purpose("memory_consolidation")) == 1
+        state = (await view(memory)).scopes[SCOPE.key]
+        assert state.index.text == "" and state.index.memory_ids == [] and state.index.pending
+        phase, error = await memory.store.pool.fetchrow(
+            "SELECT phase, last_error FROM memory_jobs WHERE phase <> 'done'"
+        )
+        assert phase == "consolidate" and reason in error, error
+    finally:
+        await memory.close()
+
+
+def test_a_tick_has_ninety_seconds() -> None:
+    assert MemorySettings(database_url="postgresql://unused").tick_deadline_seconds == 90
+
+
+async def test_the_worker_gives_each_tick_its_deadline_and_a_tick_keeps_to_it(
+    db_url: str, llm: FakeOpenAI
+) -> None:
+    memory = await open_memory(db_url, llm, tick_deadline_seconds=90)
+    try:
+        # The worker's loop: each tick is handed the deadline, 90 s from its start.
+        given: list[float] = []
+        real_tick = memory.pipeline.tick
+
+        async def recorded(now: datetime | None = None, *, deadline: float | None = None) -> Any:
+            assert deadline is not None
+            given.append(deadline - time.monotonic())
+            memory.worker._stopping.set()
+            return TickReport()
+
+        memory.pipeline.tick = recorded  # type: ignore[method-assign]
+        memory.worker.start()
+        for _ in range(200):
+            if given:
+                break
+            await asyncio.sleep(0.01)
+        await memory.worker.stop()
+        memory.pipeline.tick = real_tick  # type: ignore[method-assign]
+        assert len(given) == 1 and 89 < given[0] <= 90
+        # The tick: no job is claimed whose worst-case call (60 s) would not fit before it.
+        await exchange(memory, "the offsite is in Porto", T0)
+        short = await memory.pipeline.tick(deadline=time.monotonic() + 59)
+        assert short.left_over and not short.finished and llm.requests == []
+        enough = await memory.pipeline.tick(deadline=time.monotonic() + 90)
+        assert not enough.left_over and "done" in enough.finished.values()
+    finally:
+        await memory.close()

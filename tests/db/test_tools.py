@@ -155,3 +155,27 @@ async def test_chat_history_is_off_when_memory_is_off(memory: Memory) -> None:
     src = await said(memory, PRIVATE, "what did I say?")
     found = await call(memory, ToolContext(source=src), "query_chat_history", {"query": "pin"})
     assert found == {"error": "memory is turned off in this chat", "excerpts": []}
+
+
+async def test_a_note_is_the_message_as_it_is_when_remembered(memory: Memory) -> None:
+    # Edited before the agent's manage_memory(remember) runs: the request was made on text the
+    # user has since changed, so nothing is remembered (and the answer says why).
+    source = await memory.record(
+        PRIVATE, text="remember that my locker code is 4412", speaker_id=5, telegram_message_id=70
+    )
+    assert source is not None
+    await memory.begin(source)
+    await memory.record_edit(5, 70, "remember that my locker code is 7789", bot_id=42)
+    args = {"action": "remember", "sourceId": source.source_id}
+    edited = await call(memory, ToolContext(source=source), "manage_memory", args)
+    assert edited["outcome"] == "source_changed"
+    # Erased by a privacy sweep first: the erased text does not come back as a note.
+    erased = await said(memory, PRIVATE, "remember that my bank PIN is 5521")
+    await memory.privacy_sweep(source_ids=[erased.source_id])
+    args = {"action": "remember", "sourceId": erased.source_id}
+    gone = await call(memory, ToolContext(source=erased), "manage_memory", args)
+    assert gone["outcome"] == "source_changed"
+    texts = await memory.store.pool.fetchval(
+        "SELECT coalesce(string_agg(title || ' ' || summary, ' '), '') FROM memory_records"
+    )
+    assert "4412" not in texts and "7789" not in texts and "5521" not in texts

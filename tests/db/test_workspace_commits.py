@@ -84,7 +84,7 @@ async def test_a_remember_is_one_statement(memory: Memory, counted: CountingPool
     request = recognize(source.text)
     assert request is not None
     result = await memory.control(request, source, who=OWNER, now=NOW)
-    assert await counted.taken() == ["bm_remember"]
+    assert await counted.taken() == ["bm_remember_v2"]
     assert result.outcome == "remembered"
     stored = await view(memory)
     assert note_id(source.message_id) in stored.records
@@ -584,3 +584,25 @@ async def test_the_recall_row_has_the_shape_the_application_reads(memory: Memory
     assert len(entries) == 3
     assert all(set(e) == set(RecallEntry.model_fields) for e in entries)
     assert max(len(e["summary"]) for e in entries) == RECALL_SUMMARY_CHARS
+
+
+async def test_ingress_inserts_are_not_blocked_while_the_workspace_lock_is_held(
+    memory: Memory,
+) -> None:
+    # The lock is FOR NO KEY UPDATE: a child row's foreign-key check (FOR KEY SHARE) does not
+    # wait for it. FOR UPDATE would make every incoming message wait for every commit.
+    await said(memory, "the workspace exists from here on")
+    async with memory.store.locked("test"):
+        source = await asyncio.wait_for(
+            memory.record(SCOPE, text="a message while a commit holds the lock", speaker_id=7),
+            timeout=5,
+        )
+        assert source is not None
+        request = await asyncio.wait_for(
+            memory.store.pool.fetchval(
+                "SELECT status FROM requests WHERE workspace_id = 'test' AND id = $1",
+                source.request_id,
+            ),
+            timeout=5,
+        )
+        assert request == "queued"

@@ -78,17 +78,89 @@ def test_redaction_is_stable() -> None:
 # the checks a format carries decide, not length alone
 
 
-@pytest.mark.parametrize("prefix", [p("gh", "p_"), p("gh", "s_"), p("np", "m_")])
-def test_crc32_checksum_decides(prefix: str) -> None:
+@pytest.mark.parametrize(
+    "prefix",
+    [p("gh", "p_"), p("gh", "o_"), p("gh", "u_"), p("gh", "s_"), p("gh", "r_"), p("np", "m_")],
+)
+def test_a_distinctive_prefix_decides_whatever_the_checksum(prefix: str) -> None:
+    # A token with a published, distinctive prefix is redacted by its shape: a checksum that
+    # does not verify (mistyped, truncated and re-padded, made up for a test) leaves it no less
+    # a credential.
     token = crc32_token(random.Random(prefix), prefix)
-    assert redact(f"use {token} now") == f"use {REDACTED} now"
     body, tail = token[:-6], token[-6:]
-    for broken in (
+    for variant in (
+        token,
         body + tail[::-1],
         body[:-1] + "Z" + tail,
         prefix + rand(random.Random(9), ALNUM, 36),
+        prefix + rand(random.Random(10), LOWER + "0123456789", 36),
     ):
-        assert broken == token or redact(f"use {broken} now") == f"use {broken} now"
+        assert redact(f"use {variant} now") == f"use {REDACTED} now", variant
+    assert redact(prefix + "X" * 36) == prefix + "X" * 36  # the documentation stand-in stays
+
+
+def _lowered(prefix: str, n: int, seed: int) -> str:
+    return prefix + rand(random.Random(seed), LOWER + "0123456789", n)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("githubToken", _lowered(p("gh", "p_"), 36, 1)),
+        ("npmAccessTokenToken", _lowered(p("np", "m_"), 36, 2)),
+        ("stripeToken", _lowered(p("sk", "_prod_"), 24, 3)),
+        ("stripeToken", _lowered(p("sk", "_live_"), 24, 4)),
+        ("slack_token", _lowered(p("xo", "xb-"), 40, 5)),
+        ("GITLAB_TOKEN", _lowered(p("gl", "pat-"), 20, 6)),
+        ("api_key", _lowered("prod_", 30, 7)),
+        ("password", _lowered("db_", 16, 8)),
+    ],
+)
+def test_a_value_under_a_secret_label_is_redacted_whatever_its_shape(key: str, value: str) -> None:
+    # Snake-case token bodies read like identifiers; under a label they are still the secret.
+    for text in (f"{key}={value}", f'{key}: "{value}"', f'{{"{key}": "{value}"}}'):
+        assert redact(text) == text.replace(value, REDACTED), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "githubToken=${GITHUB_TOKEN}",
+        "githubToken=<your-token>",
+        "npmAccessToken=$NPM_TOKEN",
+        "password = user_password_hash",
+        "self.api_key = api_key",
+        "stripeToken=get_stripe_token()",
+        "password_field = password_input_v2",
+    ],
+)
+def test_references_under_a_label_are_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_more_published_shapes() -> None:
+    secret = rand(random.Random(11), ALNUM, 14)
+    assert redact(f'curl -u ":{secret}" https://api.example.com') == (
+        f'curl -u ":{REDACTED}" https://api.example.com'
+    )
+    assert redact(f"curl -u :{secret} https://x.example.com") == (
+        f"curl -u :{REDACTED} https://x.example.com"
+    )
+    assert redact("curl --ntlm -u : https://intranet.example.com") == (
+        "curl --ntlm -u : https://intranet.example.com"
+    )
+    telegram = p("12345678", ":AA", rand(random.Random(12), ALNUM + "_-", 33))
+    assert redact(f"bot token {telegram} ok") == f"bot token {REDACTED} ok"
+    sendgrid = p(
+        "SG.", rand(random.Random(13), ALNUM, 10), "-_", rand(random.Random(14), ALNUM, 10), ".",
+        rand(random.Random(15), ALNUM, 20), "_-", rand(random.Random(16), ALNUM, 21),
+    )  # fmt: skip
+    assert redact(f"key {sendgrid} ok") == f"key {REDACTED} ok"
+    cookie = rand(random.Random(17), "0123456789abcdef", 32)
+    assert redact(f"Cookie: _gitlab_session={cookie}; path=/") == (
+        f"Cookie: _gitlab_session={REDACTED}; path=/"
+    )
+    assert redact(f"_gitlab_session={cookie}") == f"_gitlab_session={REDACTED}"
 
 
 def test_discord_token_needs_a_user_id_in_its_first_part() -> None:
