@@ -365,4 +365,4 @@ async def test_the_shipped_sample_reports_coverage_and_retrieval_offline(
     assert (overall["records_all"], overall["cited_all"], overall["recall_all"]) == (1, 1, 1)
     assert overall["retrieval_all"] >= 0.9  # key words through query_memories
     text = (tmp_path / "report.md").read_text()
-    assert "| category | n | in records | cited | recall index | retrieval |" in text
+    assert "| category | n | in records | cited | presented | retrieval | block bytes" in text
