@@ -206,11 +206,49 @@ async def test_switching_a_groups_memory_takes_an_admin(app: App) -> None:
     assert await app.bot.memory.store.pool.fetchval(enabled) is False
     again = await cy.post("api/switch", {"enabled": False})  # the state wanted: no toggle back
     assert again.json()["message"] == "Memory is already off in this topic."
-    listed = (await bo.get("api/memories")).json()
-    assert listed["enabled"] is False and listed["records"] == []
+    listed = (await bo.get("api/memories")).json()  # off: kept, and shown, not hidden
+    assert listed["enabled"] is False and len(listed["records"]) == 2
     status = (await cy.get("api/status")).json()
     assert status["spend"].startswith("Spent $0.00") and "No jobs need" in status["problems"]
     assert (await bo.get("api/status")).status_code == 403
+
+
+async def test_with_memory_off_what_is_kept_is_listed_searched_forgotten_and_exported(
+    app: App,
+) -> None:
+    ada = app.page(ADA)
+    assert (await ada.post("api/switch", {"enabled": False})).status_code == 200
+    listed = (await ada.get("api/memories")).json()
+    assert listed["enabled"] is False and listed["standing"] == "off"
+    assert [r["title"] for r in listed["records"]] == ["I moved to Lisbon", "my cat is Mochi"]
+    assert listed["status"].startswith("2 memories")
+    found = (await ada.get("api/memories", q="mochi")).json()["records"]
+    assert [r["title"] for r in found] == ["my cat is Mochi"]
+    link = (await ada.post("api/export-link", {})).json()["url"]
+    lines = (await app.http.get(link)).text.splitlines()
+    assert len(lines) == 2 and "Mochi" in lines[0]  # oldest first
+    [mochi] = await app.ids("Mochi")
+    preview = (await ada.post("api/preview", {"ids": [mochi]})).json()
+    assert preview["allowed"] and [r["id"] for r in preview["records"]] == [mochi]
+    done = await ada.post("api/forget", {"ids": [mochi]})
+    assert done.status_code == 200, done.json()  # was 404 "That memory is already gone."
+    assert done.json() == {"forgotten": [mochi], "message": "Done: I forgot one memory."}
+    assert await app.ids("Mochi") == []
+    after = (await ada.get("api/memories")).json()
+    assert after["enabled"] is False and [r["title"] for r in after["records"]] == [
+        "I moved to Lisbon"
+    ]
+    # In a Topic, a participant's own kept memory too.
+    app.bot.emu.set_chat_member_status(GROUP, CY, "administrator")
+    cy = app.page(CY, ticket=app.ticket(CY))
+    assert (await cy.post("api/switch", {"enabled": False})).status_code == 200
+    bo = app.page(BO, ticket=app.ticket(BO))
+    [fridays] = await app.ids("Fridays")
+    assert len((await bo.get("api/memories")).json()["records"]) == 2
+    mine = await app.http.get((await bo.post("api/export-link", {})).json()["url"])
+    assert "Fridays" in mine.text
+    gone = await bo.post("api/forget", {"ids": [fridays]})
+    assert gone.status_code == 200 and gone.json()["forgotten"] == [fridays]
 
 
 async def test_a_participant_forgets_only_what_is_theirs(app: App) -> None:

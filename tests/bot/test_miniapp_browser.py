@@ -254,6 +254,17 @@ async def test_english_light_list_search_forget_switch_and_export(app: Served) -
     await expect(page.locator("#notice")).to_contain_text("Memory is off in this chat.")
     await expect(page.locator("#off")).to_be_visible()
     assert await bot.memory.store.pool.fetchval(enabled) is False
+    # Off: what is kept is still listed (the banner above it), searched and forgotten.
+    await expect(cards).to_have_count(3)
+    above = (
+        "document.getElementById('off').compareDocumentPosition(document.getElementById('list'))"
+    )
+    assert await page.evaluate(above) & 4  # the list follows the banner
+    await page.fill("#query", "Mochi")
+    await page.click("#search-go")
+    await expect(cards).to_have_count(1)
+    await page.click("#search-clear")
+    await expect(cards).to_have_count(3)
     await expect(page.locator("#toggle")).to_have_text("Turn memory on")
     await page.click("#toggle")
     await expect(page.locator("#notice")).to_have_text("Memory is on in this chat.")
