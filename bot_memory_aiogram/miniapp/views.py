@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from bot_memory.access import Membership
-from bot_memory.control import may_forget
+from bot_memory.control import may_forget, note_subject
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
 from bot_memory_aiogram.i18n import Texts
@@ -89,7 +89,8 @@ def record_json(
     return {
         "id": record.id,
         "title": record.title,
-        "summary": record.summary,
+        # A note in the user's words: those stored with "remember that ..." shown without it.
+        "summary": note_subject(record) if record.origin == "note" else record.summary,
         "origin": record.origin,
         "speakers": [names.get(i, str(i)) for i in record.speaker_ids],
         "created_at": _when(record.created_at),
