@@ -178,7 +178,11 @@ class MiniAppApi:
         )
         log.info("memory.miniapp_refused", path=request.path, code=refusal.code)
         return web.json_response(
-            {"error": refusal.code, "message": self.texts(language, refusal.key)},
+            {
+                "error": refusal.code,
+                "message": self.texts(language, refusal.key),
+                "close": self.texts(language, "page-close"),  # the placeholder's button
+            },
             status=refusal.status,
         )
 
@@ -262,6 +266,9 @@ class MiniAppApi:
                 "user": {"id": c.user.id, "first_name": c.user.first_name},
                 "language": c.language,
                 "strings": views.strings(self.texts, c.language),
+                "counted": views.counted(
+                    self.texts, c.language, self.settings.miniapp_max_selection
+                ),
                 "scope": {"kind": c.scope.kind, "topic": c.topic, "title": self._t(c, title)},
                 "admin": c.who.admin and not c.scope.is_private,
                 "may_toggle": may_toggle(c.scope, c.user.id, c.who),
@@ -370,6 +377,7 @@ class MiniAppApi:
                     c, "screen-spend", spent=f"${summary.spent_usd:.2f}", budget=f"${budget:.2f}"
                 ),
                 "jobs": row.get("jobs", {}),
+                "jobs_text": views.jobs_line(self.texts, c.language, row.get("jobs", {})),
                 "problems": self._t(c, "page-problems", count=len(report["problems"])),
                 "spent_usd": summary.spent_usd,
                 "reserved_usd": summary.reserved_usd,

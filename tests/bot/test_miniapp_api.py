@@ -248,6 +248,15 @@ async def test_switching_a_groups_memory_takes_an_admin(app: App) -> None:
     assert listed["enabled"] is False and len(listed["records"]) == 2
     status = (await cy.get("api/status")).json()
     assert status["spend"].startswith("Spent $0.00") and "No jobs need" in status["problems"]
+    # Job phases in words, never their names.
+    assert not any(p in status["jobs_text"] for p in ("extract", "consolidate", "done"))
+    zh = (await app.page(CY, ticket=app.ticket(CY), language="zh-hans").get("api/status")).json()
+    assert zh["jobs_text"] in ("暂无任务。",) or "：" in zh["jobs_text"]
+    counted = (await cy.get("api/session")).json()["counted"]["page-forget-n"]
+    assert counted[1] == "Forget 1 memory" and counted[3] == "Forget 3 memories"
+    ru = app.page(CY, ticket=app.ticket(CY), language="ru")
+    ru_counted = (await ru.get("api/session")).json()["counted"]["page-forget-n"]
+    assert ru_counted[1:6:2] == ["Забыть 1 запись", "Забыть 3 записи", "Забыть 5 записей"]
     assert (await bo.get("api/status")).status_code == 403
 
 

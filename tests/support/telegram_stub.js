@@ -7,7 +7,23 @@
   const calls = [];
   const bg = theme.bg_color || "#ffffff";
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(bg.slice(i, i + 2), 16) / 255);
-  window.__telegram = { calls, back: null };
+  window.__telegram = { calls, back: null, main: null, second: null, confirm: true };
+  const button = (name) => ({
+    isVisible: false,
+    isActive: true,
+    text: "",
+    color: "",
+    setParams(params) {
+      if ("text" in params) this.text = params.text;
+      if ("color" in params) this.color = params.color;
+      calls.push([name + ".setParams", params]);
+      return this;
+    },
+    setText(text) { this.text = text; return this; },
+    show() { this.isVisible = true; calls.push([name + ".show"]); return this; },
+    hide() { this.isVisible = false; calls.push([name + ".hide"]); return this; },
+    onClick(fn) { window.__telegram[name === "MainButton" ? "main" : "second"] = fn; return this; },
+  });
   window.Telegram = {
     WebApp: {
       initData: launch.get("tgWebAppData") || "",
@@ -33,6 +49,13 @@
         selectionChanged: () => calls.push(["haptic", "selection"]),
         impactOccurred: (style) => calls.push(["haptic", style]),
       },
+      MainButton: button("MainButton"),
+      SecondaryButton: button("SecondaryButton"),
+      showConfirm(message, callback) {
+        calls.push(["showConfirm", message]);
+        setTimeout(() => callback(window.__telegram.confirm), 0);
+      },
+      close: () => calls.push(["close"]),
       downloadFile: (params) => calls.push(["downloadFile", params]),
       openTelegramLink: (url) => calls.push(["openTelegramLink", url]),
     },
