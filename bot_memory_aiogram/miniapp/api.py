@@ -291,13 +291,16 @@ class MiniAppApi:
             "records": await self._records_json(c, records),
             "more": more,
             "offset": offset,
+            # The index and its runs are for a group's admins; everyone else reads a count.
             "status": views.status_line(
                 self.texts,
                 c.language,
                 count=summary.records,
                 pending=summary.pending,
                 last_run=summary.last_run,
-            ),
+            )
+            if c.who.admin and not c.scope.is_private
+            else self._t(c, "page-count", count=summary.records),
         }
         if standing == "unavailable":
             body["message"] = self._t(c, "memory-unavailable")

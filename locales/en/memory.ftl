@@ -120,4 +120,8 @@ page-job-consolidate = Combining memories: { $count }
 page-job-done = Finished: { $count }
 page-job-failed = Failed: { $count }
 page-job-stopped = Stopped: { $count }
-page-jobs-none = No jobs yet.
+page-jobs-none = none
+page-count = { $count ->
+    [one] 1 memory
+   *[other] { $count } memories
+}

@@ -135,4 +135,9 @@ page-job-consolidate = Объединение записей: { $count }
 page-job-done = Готово: { $count }
 page-job-failed = С ошибкой: { $count }
 page-job-stopped = Остановлено: { $count }
-page-jobs-none = Задач пока нет.
+page-jobs-none = нет
+page-count = { $count ->
+    [one] { $count } запись
+    [few] { $count } записи
+   *[other] { $count } записей
+}

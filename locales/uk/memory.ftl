@@ -135,4 +135,9 @@ page-job-consolidate = Об'єднання записів: { $count }
 page-job-done = Готово: { $count }
 page-job-failed = З помилкою: { $count }
 page-job-stopped = Зупинено: { $count }
-page-jobs-none = Завдань поки немає.
+page-jobs-none = немає
+page-count = { $count ->
+    [one] { $count } запис
+    [few] { $count } записи
+   *[other] { $count } записів
+}

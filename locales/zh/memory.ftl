@@ -108,4 +108,7 @@ page-job-consolidate = 正在合并记忆：{ $count }
 page-job-done = 已完成：{ $count }
 page-job-failed = 失败：{ $count }
 page-job-stopped = 已停止：{ $count }
-page-jobs-none = 暂无任务。
+page-jobs-none = 无
+page-count = { $count ->
+   *[other] { $count } 条记忆
+}

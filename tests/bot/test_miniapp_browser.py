@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from aiogram import Dispatcher
 
 from bot_memory.service import Memory
 from bot_memory_aiogram import setup
+from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key
 from bot_memory_aiogram.testing import TestBot, running_bot
 from tests.conftest import TEMPLATE, with_database
 from tests.support.miniapp_kit import APP_URL, init_data, launch_url, served
@@ -116,11 +118,20 @@ class Served:
         return list(await self.bot.memory.store.pool.fetch(sql, *args))
 
     async def open(
-        self, user_id: int, *, language: str, theme: dict[str, str], ticket: str = "", stub: bool
+        self,
+        user_id: int,
+        *,
+        language: str,
+        theme: dict[str, str],
+        ticket: str = "",
+        stub: bool,
+        phone: bool = False,
     ) -> Page:
         """The page as Telegram opens it: the launch parameters in the URL fragment, Telegram's
-        script served by the recording stand-in (stub) or unreachable."""
-        context = await self.browser.new_context(viewport={"width": 420, "height": 860})
+        script served by the recording stand-in (stub) or unreachable; `phone`: a 390x844
+        viewport."""
+        size = {"width": 390, "height": 844} if phone else {"width": 420, "height": 860}
+        context = await self.browser.new_context(viewport=size)
 
         async def telegram(route: Route) -> None:
             if stub:
@@ -252,6 +263,7 @@ async def test_english_light_list_search_forget_switch_and_export(app: Served) -
         "I moved to Lisbon in May",
     }
     assert await app.rows("SELECT id FROM memory_records WHERE valid") != []  # nothing yet
+    await expect(page.locator("#confirm")).to_have_text("Forget 3 memories")
     await page.click("#confirm")
     await expect(page.locator("#notice")).to_have_text("Done: I forgot 3 memories.")
     await expect(cards).to_have_count(3)
@@ -492,3 +504,80 @@ async def test_a_session_that_ages_out_while_open_stops_changes_and_says_how_to_
     assert not await page.evaluate("Telegram.WebApp.SecondaryButton.isVisible")
     await expect(cards).to_have_count(1)  # what is shown stays readable
     await page.context.close()
+
+
+DOCS_GROUP, BO, CY = -1004445556667, 1002, 1003  # Bo a member, Cy an admin (and Ada)
+
+
+async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -> None:
+    """The pictures on docs/miniapp.md, at a phone's 390x844: the list, a memory's details,
+    the forget confirm and memory off (copied to docs/ from test-out/docs/)."""
+    bot = app.bot
+    group = {"chat_id": DOCS_GROUP, "chat_type": "supergroup", "chat_title": "Launch team"}
+    bot.emu.set_chat_member_status(DOCS_GROUP, CY, "administrator")
+    for user, name, fact in (
+        (ADA, "Ada", "the staging password rotates every Monday"),
+        (BO, "Bo", "the design review moved to room 4B"),
+        (ADA, "Ada", "I review the changelog before each release"),
+        (BO, "Bo", "I write the release notes"),
+        (BO, "Bo", "the launch is on Friday at 10:00"),
+    ):
+        await bot.say(
+            f"@memory_test_bot remember that {fact}", user_id=user, first_name=name, **group
+        )
+    workspace = bot.memory.default_workspace(bot.emu.bot_id, DOCS_GROUP)
+
+    def ticket(user: int) -> str:
+        expires = int(datetime.now(UTC).timestamp()) + 3600
+        scope = Ticket(
+            kind="scope",
+            private=False,
+            chat_id=DOCS_GROUP,
+            topic_id=0,
+            user_id=user,
+            expires_at=expires,
+            workspace=workspace,
+        )
+        return issue(scope, ticket_key(bot.emu.token))
+
+    shots = OUT / "docs"
+    shots.mkdir(parents=True, exist_ok=True)
+    for scheme, theme in (("light", LIGHT), ("dark", DARK)):
+        page = await app.open(
+            BO, language="en", theme=theme, ticket=ticket(BO), stub=True, phone=True
+        )
+        cards = page.locator("#list .card")
+        await expect(cards).to_have_count(5)
+        await expect(cards.first.locator(".meta")).to_contain_text("Bo")  # a group: who said it
+        await cards.filter(has_text="release notes").locator("input").check()
+        await page.screenshot(path=str(shots / f"miniapp-list-{scheme}.png"))
+        await page.locator("#list input:checked").uncheck()
+        # Someone else's memory: why it is not Bo's to forget, and a link to the message.
+        await cards.filter(has_text="staging password").locator(".body").click()
+        await expect(page.locator("#details-why")).to_have_text(
+            "Someone else said this, so only they or a group admin can forget it."
+        )
+        link = page.locator("#details-sources a")
+        await expect(link).to_have_text("Message 1")
+        assert (await link.get_attribute("href") or "").startswith("https://t.me/c/4445556667/")
+        await expect(page.locator("#details-forget")).to_be_hidden()
+        await page.screenshot(path=str(shots / f"miniapp-details-{scheme}.png"))
+        await page.evaluate("window.__telegram.back()")
+        await cards.filter(has_text="release notes").locator(".delete").click()
+        await expect(page.locator("#preview-title")).to_have_text("This memory will be forgotten:")
+        assert await page.evaluate("Telegram.WebApp.MainButton.text") == "Forget 1 memory"
+        await page.screenshot(path=str(shots / f"miniapp-confirm-{scheme}.png"))
+        await page.evaluate("window.__telegram.back()")
+        await page.context.close()
+        # Memory off, as an admin sees it: the switch, the banner, and what is kept below it.
+        page = await app.open(
+            CY, language="en", theme=theme, ticket=ticket(CY), stub=True, phone=True
+        )
+        await page.click("#toggle")
+        await expect(page.locator("#off")).to_be_visible()
+        await expect(page.locator("#list .card")).to_have_count(5)
+        await page.locator("#notice").evaluate("node => { node.hidden = true; }")
+        await page.screenshot(path=str(shots / f"miniapp-off-{scheme}.png"))
+        await page.click("#toggle")
+        await expect(page.locator("#off")).to_be_hidden()
+        await page.context.close()

@@ -148,6 +148,7 @@
     svg.append(p);
     return svg;
   }
+  const LOCK = "M7 10V8a5 5 0 0 1 10 0v2h1v11H6V10h1zm2 0h6V8a3 3 0 0 0-6 0v2z";
   const TRASH = "M9 3h6l1 2h4v2H4V5h4l1-2zm-3 6h12l-1 12H7L6 9zm4 2v8h1.5v-8H10zm3.5 0v8H15v-8h-1.5z";
 
   function group() {
@@ -179,6 +180,12 @@
       pick.append(box);
       item.append(pick);
       item.classList.toggle("selected", box.checked);
+    } else if (selectable) {
+      // Not this user's to forget: a lock where the box would be (the details say why).
+      const lock = el("span", "pick lock");
+      lock.title = S["page-not-yours"];
+      lock.append(icon(LOCK));
+      item.append(lock);
     }
     const body = el("div", "body");
     body.append(el("h3", "title", record.title));
@@ -227,10 +234,11 @@
     fact(meta, S["page-used"], date(record.last_used_at));
     fact(meta, S["page-until"], record.until ? date(record.until) : "");
     if (group()) fact(meta, S["page-speakers"], record.speakers.join(", "));
-    fact(meta, "", S[record.origin === "note" ? "page-note" : "page-extracted"]);
+    $("details-kind").textContent = S[record.origin === "note" ? "page-note" : "page-extracted"];
     const sources = $("details-sources");
     sources.replaceChildren();
     const linked = record.sources.filter((s) => s.link);
+    if (linked.length) sources.append(el("span", null, S["page-sources"] + ": "));
     linked.forEach((source, n) => {
       const a = el("a", null, S["page-source-link"].replace("{n}", String(n + 1)));
       a.href = source.link;
@@ -287,7 +295,7 @@
       else if (state.view === "preview" && state.allowed) mainAction = () => run(confirmForget);
       else mainAction = null;
       if (mainAction) {
-        const text = state.view === "preview" ? S["page-confirm"] : counted[n] || S["page-forget"];
+        const text = state.view === "preview" ? state.confirm : counted[n] || S["page-forget"];
         main.setParams({ text, color: danger, text_color: "#ffffff", is_visible: true, is_active: true });
         main.show();
       } else {
@@ -440,6 +448,10 @@
     const from = state.view === "details" ? "details" : "list";
     state.pending = ids;
     state.allowed = data.allowed;
+    // The confirm names how many go, in the user's language (the cascade included).
+    const counted = session.counted["page-forget-n"];
+    state.confirm = counted[data.records.length + (data.hidden || 0)] || S["page-confirm"];
+    $("confirm").textContent = state.confirm;
     $("preview-title").textContent = data.message;
     $("preview-list").replaceChildren(...data.records.map((r) => card(r, false)));
     $("preview-hidden").textContent = data.hidden_message || "";
