@@ -8,7 +8,14 @@ out in the workspace transaction, with what each one reaches.
 from __future__ import annotations
 
 from bot_memory.control.actions import apply, forget_preview, forget_record, switch
-from bot_memory.control.rules import ControlResult, Outcome, acting, may_forget, may_toggle
+from bot_memory.control.rules import (
+    ControlResult,
+    Outcome,
+    acting,
+    may_forget,
+    may_toggle,
+    note_subject,
+)
 
 __all__ = [
     "ControlResult",
@@ -19,5 +26,6 @@ __all__ = [
     "forget_record",
     "may_forget",
     "may_toggle",
+    "note_subject",
     "switch",
 ]

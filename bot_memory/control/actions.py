@@ -256,9 +256,11 @@ def note_id(message_id: int) -> str:
 def _note(
     source: SourceMessage, request: MemoryRequest, title: str | None, now: datetime
 ) -> MemoryRecord:
-    """Remember saves the user's actual message, redacted; never a model-invented preference."""
-    text = redact(source.text)
-    heading = " ".join((title or request.subject or text).split())[:NOTE_TITLE_CHARS]
+    """Remember saves what the user asked to keep, in their own words (the request around it,
+    "remember that", a leading @mention, left out), redacted; never a model-invented preference.
+    The source message keeps the whole text."""
+    text = redact(request.subject or source.text)
+    heading = " ".join((title or text).split())[:NOTE_TITLE_CHARS]
     return MemoryRecord(
         id=note_id(source.message_id),
         scope_key=source.scope.key,

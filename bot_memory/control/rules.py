@@ -157,6 +157,9 @@ def matches(record: MemoryRecord, subject: str) -> bool:
 
 
 def note_subject(record: MemoryRecord) -> str:
-    """What a note asked to remember (its message minus the request words)."""
+    """What a note asked to remember, in the user's words: notes are stored so, and those stored
+    with the whole message ("remember that X") are shown without the request words."""
     request = recognize(record.summary)
-    return request.subject if request is not None and request.subject else record.summary
+    if request is None or request.action != "remember" or not request.subject:
+        return record.summary
+    return request.subject

@@ -87,7 +87,8 @@ async def find_records(
 ) -> tuple[str, list[MemoryRecord]]:
     """A scope's available records with its standing ("ok", "off", "unavailable", "gone"):
     one by ID, the best matches of a query (ranked), or all, newest first. Nothing while memory
-    is off in the scope, unless `while_off` (the /memory screen shows what is kept)."""
+    is off in the scope, unless `while_off` (the /memory screen and the Mini App list, search,
+    forget and export what is kept: off means not used and not added to, never hidden)."""
     readable = "('ok', 'off')" if while_off else "('ok')"
     parsed = parse_query(query) if record_id is None else Query([], [])
     if parsed:

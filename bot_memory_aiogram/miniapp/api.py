@@ -178,7 +178,11 @@ class MiniAppApi:
         )
         log.info("memory.miniapp_refused", path=request.path, code=refusal.code)
         return web.json_response(
-            {"error": refusal.code, "message": self.texts(language, refusal.key)},
+            {
+                "error": refusal.code,
+                "message": self.texts(language, refusal.key),
+                "close": self.texts(language, "page-close"),  # the placeholder's button
+            },
             status=refusal.status,
         )
 
@@ -262,6 +266,9 @@ class MiniAppApi:
                 "user": {"id": c.user.id, "first_name": c.user.first_name},
                 "language": c.language,
                 "strings": views.strings(self.texts, c.language),
+                "counted": views.counted(
+                    self.texts, c.language, self.settings.miniapp_max_selection
+                ),
                 "scope": {"kind": c.scope.kind, "topic": c.topic, "title": self._t(c, title)},
                 "admin": c.who.admin and not c.scope.is_private,
                 "may_toggle": may_toggle(c.scope, c.user.id, c.who),
@@ -284,13 +291,16 @@ class MiniAppApi:
             "records": await self._records_json(c, records),
             "more": more,
             "offset": offset,
+            # The index and its runs are for a group's admins; everyone else reads a count.
             "status": views.status_line(
                 self.texts,
                 c.language,
                 count=summary.records,
                 pending=summary.pending,
                 last_run=summary.last_run,
-            ),
+            )
+            if c.who.admin and not c.scope.is_private
+            else self._t(c, "page-count", count=summary.records),
         }
         if standing == "unavailable":
             body["message"] = self._t(c, "memory-unavailable")
@@ -311,6 +321,7 @@ class MiniAppApi:
                 now=now,
                 limit=limit + 1,
                 offset=offset,
+                while_off=True,
             )
             return standing, found[:limit], len(found) > limit
         standing, every = await find_records(
@@ -320,6 +331,7 @@ class MiniAppApi:
             record_id=None,
             now=now,
             limit=self.settings.workspace_max_records,
+            while_off=True,
         )
         readable = [r for r in every if await c.gate.readable(record_view(r))]
         return standing, readable[offset : offset + limit], len(readable) > offset + limit
@@ -368,6 +380,7 @@ class MiniAppApi:
                     c, "screen-spend", spent=f"${summary.spent_usd:.2f}", budget=f"${budget:.2f}"
                 ),
                 "jobs": row.get("jobs", {}),
+                "jobs_text": views.jobs_line(self.texts, c.language, row.get("jobs", {})),
                 "problems": self._t(c, "page-problems", count=len(report["problems"])),
                 "spent_usd": summary.spent_usd,
                 "reserved_usd": summary.reserved_usd,
@@ -386,7 +399,13 @@ class MiniAppApi:
             raise Refusal(400, "too_many", "page-error-request")
         for rid in ids:
             _, found = await find_records(
-                self.memory.store.pool, c.scope, query=None, record_id=rid, now=now, limit=1
+                self.memory.store.pool,
+                c.scope,
+                query=None,
+                record_id=rid,
+                now=now,
+                limit=1,
+                while_off=True,
             )
             if not found or not await c.gate.readable(record_view(found[0])):
                 raise Refusal(404, "gone", "screen-gone")
@@ -523,6 +542,7 @@ class MiniAppApi:
             record_id=None,
             now=now,
             limit=self.settings.workspace_max_records,
+            while_off=True,
         )
         lines = [
             json.dumps(operator.export_line(scope.workspace, r), ensure_ascii=False)

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from bot_memory.access import Membership
-from bot_memory.control import may_forget
+from bot_memory.control import may_forget, note_subject
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
 from bot_memory_aiogram.i18n import Texts
@@ -31,7 +31,16 @@ PAGE_STRINGS = (
     "page-loading",
     "page-more",
     "page-select",
-    "page-forget-selected",
+    "page-forget",
+    "page-forget-all",
+    "page-switch",
+    "page-confirm-off",
+    "page-confirm-on",
+    "page-sources-unlinked",
+    "page-not-yours",
+    "page-close",
+    "page-session-ended",
+    "page-error-expired",
     "page-confirm",
     "page-export",
     "page-exported",
@@ -39,8 +48,6 @@ PAGE_STRINGS = (
     "page-created",
     "page-used",
     "page-until",
-    "page-indexed",
-    "page-not-indexed",
     "page-sources",
     "page-note",
     "page-extracted",
@@ -52,8 +59,26 @@ PAGE_STRINGS = (
 )
 
 
+# Strings with a count the page knows (how many are selected): sent formatted for every count
+# it can show, so Fluent's plural forms apply in every language.
+PAGE_COUNTED = ("page-forget-n",)
+JOB_PHASES = ("extract", "consolidate", "done", "failed", "stopped")
+
+
 def strings(texts: Texts, language: str) -> dict[str, str]:
-    return {key: texts(language, key) for key in PAGE_STRINGS}
+    found = {key: texts(language, key) for key in PAGE_STRINGS}
+    found["page-source-link"] = texts(language, "page-source-link", n="{n}")
+    return found
+
+
+def counted(texts: Texts, language: str, most: int) -> dict[str, list[str]]:
+    return {key: [texts(language, key, count=n) for n in range(most + 1)] for key in PAGE_COUNTED}
+
+
+def jobs_line(texts: Texts, language: str, jobs: dict[str, int]) -> str:
+    """The workspace's jobs by phase, in words (never the phases' names)."""
+    known = [texts(language, f"page-job-{p}", count=jobs[p]) for p in JOB_PHASES if jobs.get(p)]
+    return " · ".join(known) or texts(language, "page-jobs-none")
 
 
 def message_link(scope: Scope, telegram_message_id: int | None) -> str | None:
@@ -89,7 +114,8 @@ def record_json(
     return {
         "id": record.id,
         "title": record.title,
-        "summary": record.summary,
+        # A note in the user's words: those stored with "remember that ..." shown without it.
+        "summary": note_subject(record) if record.origin == "note" else record.summary,
         "origin": record.origin,
         "speakers": [names.get(i, str(i)) for i in record.speaker_ids],
         "created_at": _when(record.created_at),

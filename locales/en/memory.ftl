@@ -69,16 +69,13 @@ page-no-match = No memory matches that.
 page-loading = Loading…
 page-more = Show more
 page-select = Select
-page-forget-selected = Forget selected
 page-confirm = Yes, forget them
-page-export = Export (JSON Lines)
+page-export = Export
 page-exported = Your export is downloading.
 page-speakers = Said by
 page-created = Made
 page-used = Last used
 page-until = Kept until
-page-indexed = In the recall index
-page-not-indexed = Not in the recall index
 page-sources = Sources
 page-note = Note
 page-extracted = From conversation
@@ -105,3 +102,27 @@ page-error-link-expired = This link has expired. Open the memory again with /mem
 page-error-request = That request was not understood.
 page-error-busy = Memory can't be reached right now. Please try again in a minute.
 page-error-no-telegram = Open this page from the bot in Telegram.
+page-forget = Forget
+page-forget-all = Forget all
+page-forget-n = { $count ->
+    [one] Forget 1 memory
+   *[other] Forget { $count } memories
+}
+page-switch = Use and add memories here
+page-confirm-off = Turn memory off? What is kept stays and can still be seen, forgotten and exported, but it is not used or added to.
+page-confirm-on = Turn memory on? What is kept is used again, and new memories are added.
+page-source-link = Message { $n }
+page-sources-unlinked = Telegram has no links to messages in this chat.
+page-not-yours = Someone else said this, so only they or a group admin can forget it.
+page-close = Close
+page-session-ended = This page has been open too long, so it can no longer make changes. Close it and open it again from the bot with /memory.
+page-job-extract = Reading conversations: { $count }
+page-job-consolidate = Combining memories: { $count }
+page-job-done = Finished: { $count }
+page-job-failed = Failed: { $count }
+page-job-stopped = Stopped: { $count }
+page-jobs-none = none
+page-count = { $count ->
+    [one] 1 memory
+   *[other] { $count } memories
+}

@@ -80,16 +80,13 @@ page-no-match = Ничего не найдено.
 page-loading = Загрузка…
 page-more = Показать ещё
 page-select = Выбрать
-page-forget-selected = Забыть выбранное
 page-confirm = Да, забыть
-page-export = Экспорт (JSON Lines)
+page-export = Экспорт
 page-exported = Файл экспорта скачивается.
 page-speakers = Сказал(а)
 page-created = Создано
 page-used = Использовано
 page-until = Хранится до
-page-indexed = В индексе напоминаний
-page-not-indexed = Не в индексе напоминаний
 page-sources = Источники
 page-note = Заметка
 page-extracted = Из разговора
@@ -119,3 +116,29 @@ page-error-link-expired = Срок действия ссылки истёк. О�
 page-error-request = Запрос не понят.
 page-error-busy = Память сейчас недоступна. Попробуйте через минуту.
 page-error-no-telegram = Откройте эту страницу из бота в Telegram.
+page-forget = Забыть
+page-forget-all = Забыть всё
+page-forget-n = { $count ->
+    [one] Забыть { $count } запись
+    [few] Забыть { $count } записи
+   *[other] Забыть { $count } записей
+}
+page-switch = Использовать и пополнять память здесь
+page-confirm-off = Выключить память? Сохранённое останется: его можно смотреть, забывать и экспортировать, но оно не используется и не пополняется.
+page-confirm-on = Включить память? Сохранённое снова используется, и добавляются новые записи.
+page-source-link = Сообщение { $n }
+page-sources-unlinked = Telegram не даёт ссылок на сообщения этого чата.
+page-not-yours = Это сказал кто-то другой: забыть это может только он или администратор группы.
+page-close = Закрыть
+page-session-ended = Страница открыта слишком долго и больше не может ничего менять. Закройте её и откройте снова из бота командой /memory.
+page-job-extract = Чтение разговоров: { $count }
+page-job-consolidate = Объединение записей: { $count }
+page-job-done = Готово: { $count }
+page-job-failed = С ошибкой: { $count }
+page-job-stopped = Остановлено: { $count }
+page-jobs-none = нет
+page-count = { $count ->
+    [one] { $count } запись
+    [few] { $count } записи
+   *[other] { $count } записей
+}

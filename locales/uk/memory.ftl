@@ -80,16 +80,13 @@ page-no-match = Нічого не знайдено.
 page-loading = Завантаження…
 page-more = Показати ще
 page-select = Вибрати
-page-forget-selected = Забути вибране
 page-confirm = Так, забути
-page-export = Експорт (JSON Lines)
+page-export = Експорт
 page-exported = Файл експорту завантажується.
 page-speakers = Сказав(ла)
 page-created = Створено
 page-used = Використано
 page-until = Зберігається до
-page-indexed = В індексі нагадувань
-page-not-indexed = Не в індексі нагадувань
 page-sources = Джерела
 page-note = Нотатка
 page-extracted = З розмови
@@ -119,3 +116,29 @@ page-error-link-expired = Термін дії посилання минув. В�
 page-error-request = Запит не зрозуміло.
 page-error-busy = Пам'ять зараз недоступна. Спробуйте за хвилину.
 page-error-no-telegram = Відкрийте цю сторінку з бота в Telegram.
+page-forget = Забути
+page-forget-all = Забути все
+page-forget-n = { $count ->
+    [one] Забути { $count } запис
+    [few] Забути { $count } записи
+   *[other] Забути { $count } записів
+}
+page-switch = Використовувати й поповнювати пам'ять тут
+page-confirm-off = Вимкнути пам'ять? Збережене залишиться: його можна переглядати, забувати й експортувати, але воно не використовується й не поповнюється.
+page-confirm-on = Увімкнути пам'ять? Збережене знову використовується, і додаються нові записи.
+page-source-link = Повідомлення { $n }
+page-sources-unlinked = Telegram не дає посилань на повідомлення цього чату.
+page-not-yours = Це сказав хтось інший: забути це може лише він або адміністратор групи.
+page-close = Закрити
+page-session-ended = Сторінка відкрита надто довго й більше не може нічого змінювати. Закрийте її та відкрийте знову з бота командою /memory.
+page-job-extract = Читання розмов: { $count }
+page-job-consolidate = Об'єднання записів: { $count }
+page-job-done = Готово: { $count }
+page-job-failed = З помилкою: { $count }
+page-job-stopped = Зупинено: { $count }
+page-jobs-none = немає
+page-count = { $count ->
+    [one] { $count } запис
+    [few] { $count } записи
+   *[other] { $count } записів
+}

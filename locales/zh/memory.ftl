@@ -65,16 +65,13 @@ page-no-match = 没有符合的记忆。
 page-loading = 正在加载…
 page-more = 显示更多
 page-select = 选择
-page-forget-selected = 忘记所选
 page-confirm = 是的，忘记它们
-page-export = 导出（JSON Lines）
+page-export = 导出
 page-exported = 导出文件正在下载。
 page-speakers = 说话人
 page-created = 创建于
 page-used = 最近使用
 page-until = 保留至
-page-indexed = 在回忆索引中
-page-not-indexed = 不在回忆索引中
 page-sources = 来源
 page-note = 笔记
 page-extracted = 来自对话
@@ -94,3 +91,25 @@ page-error-link-expired = 这个链接已过期。请用 /memory 重新打开记
 page-error-request = 无法理解这个请求。
 page-error-busy = 暂时无法访问记忆，请一分钟后再试。
 page-error-no-telegram = 请在 Telegram 里从机器人打开此页面。
+page-forget = 忘记
+page-forget-all = 全部忘记
+page-forget-n = { $count ->
+   *[other] 忘记 { $count } 条记忆
+}
+page-switch = 在这里使用并添加记忆
+page-confirm-off = 关闭记忆？已保存的内容仍然保留，可以查看、忘记和导出，但不会被使用，也不会再添加新内容。
+page-confirm-on = 开启记忆？已保存的内容会重新被使用，并会添加新的记忆。
+page-source-link = 消息 { $n }
+page-sources-unlinked = Telegram 无法链接到这个聊天里的消息。
+page-not-yours = 这是别人说的，只有本人或群管理员可以忘记它。
+page-close = 关闭
+page-session-ended = 此页面打开太久了，已无法再做更改。请关闭它，再在机器人那里用 /memory 重新打开。
+page-job-extract = 正在读取对话：{ $count }
+page-job-consolidate = 正在合并记忆：{ $count }
+page-job-done = 已完成：{ $count }
+page-job-failed = 失败：{ $count }
+page-job-stopped = 已停止：{ $count }
+page-jobs-none = 无
+page-count = { $count ->
+   *[other] { $count } 条记忆
+}

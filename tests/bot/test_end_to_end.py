@@ -105,7 +105,7 @@ async def test_whole_loop_over_http(env: Env) -> None:
     assert sent["text"].startswith("本话题的记忆已关闭")  # a forum Topic: "this topic"
     assert len(env.llm.chat_requests()) == before
     notes = await env.rows("SELECT summary FROM memory_records WHERE origin = 'note'")
-    assert [n["summary"] for n in notes] == ["remember that I like green tea"]
+    assert [n["summary"] for n in notes] == ["I like green tea"]  # the fact, in the user's words
 
 
 async def test_bad_input_is_logged_not_fatal(env: Env) -> None:

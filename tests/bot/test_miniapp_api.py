@@ -107,7 +107,7 @@ async def test_the_page_lists_searches_and_links_what_a_member_may_read(app: App
     assert [r["title"] for r in listed["records"]] == ["I moved to Lisbon", "my cat is Mochi"]
     assert listed["status"].startswith("2 memories") and listed["standing"] == "ok"
     first = listed["records"][0]
-    assert first["summary"] == "remember that I moved to Lisbon" and first["may_forget"]
+    assert first["summary"] == "I moved to Lisbon" and first["may_forget"]
     assert first["sources"][0]["link"] is None  # a private chat's messages have no links
     found = (await ada.get("api/memories", q="mochi")).json()["records"]
     assert [r["title"] for r in found] == ["my cat is Mochi"]
@@ -133,6 +133,44 @@ async def test_the_page_lists_searches_and_links_what_a_member_may_read(app: App
         refused.status_code == 409
         and refused.json()["message"] == "Memory is unavailable in this chat."
     )
+
+
+async def test_a_note_is_the_fact_in_the_users_own_words_in_four_languages(app: App) -> None:
+    said = {  # user: (language, what they said, what is kept)
+        2101: ("zh-hans", "@memory_test_bot 记住我的猫叫麻薯", "我的猫叫麻薯"),
+        2102: ("ru", "запомни, что мой кот Барсик", "мой кот Барсик"),
+        2103: ("uk", "запам'ятай, що мій кіт Мурчик", "мій кіт Мурчик"),
+        2104: ("en", "@memory_test_bot remember that my dog is Rex", "my dog is Rex"),
+    }
+    pool = app.bot.memory.store.pool
+    for user, (language, text, _) in said.items():
+        await app.bot.say(text, chat_id=user, user_id=user, language_code=language)
+    for user, (language, text, kept) in said.items():
+        [row] = await pool.fetch(
+            "SELECT r.title, r.summary, m.text FROM memory_records r JOIN record_sources x"
+            " ON x.workspace_id = r.workspace_id AND x.record_id = r.id JOIN messages m"
+            " ON m.workspace_id = r.workspace_id AND m.id = x.message_id"
+            " WHERE r.scope_key LIKE $1",
+            f"%/p/{user}/%",
+        )
+        assert (row["title"], row["summary"]) == (kept, kept), language
+        assert row["text"] == text  # the source message keeps the whole text
+        [shown] = (await app.page(user, language=language).get("api/memories")).json()["records"]
+        assert (shown["title"], shown["summary"]) == (kept, kept), language
+    # A note stored before, with the request words: shown the same way (export keeps it).
+    await pool.execute(
+        "UPDATE memory_records SET summary = 'remember that my cat is Mochi'"
+        " WHERE summary = 'my cat is Mochi'"
+    )
+    await pool.execute(
+        "UPDATE memory_records SET summary = $1 WHERE summary = $2",
+        "запомни, что мой кот Барсик",
+        "мой кот Барсик",
+    )
+    mochi = (await app.page(ADA).get("api/memories", q="Mochi")).json()["records"]
+    assert [r["summary"] for r in mochi] == ["my cat is Mochi"]
+    [barsik] = (await app.page(2102, language="ru").get("api/memories")).json()["records"]
+    assert barsik["summary"] == "мой кот Барсик"
 
 
 async def test_forged_expired_and_replayed_init_data_are_refused(app: App) -> None:
@@ -206,11 +244,58 @@ async def test_switching_a_groups_memory_takes_an_admin(app: App) -> None:
     assert await app.bot.memory.store.pool.fetchval(enabled) is False
     again = await cy.post("api/switch", {"enabled": False})  # the state wanted: no toggle back
     assert again.json()["message"] == "Memory is already off in this topic."
-    listed = (await bo.get("api/memories")).json()
-    assert listed["enabled"] is False and listed["records"] == []
+    listed = (await bo.get("api/memories")).json()  # off: kept, and shown, not hidden
+    assert listed["enabled"] is False and len(listed["records"]) == 2
     status = (await cy.get("api/status")).json()
     assert status["spend"].startswith("Spent $0.00") and "No jobs need" in status["problems"]
+    # Job phases in words, never their names.
+    assert not any(p in status["jobs_text"] for p in ("extract", "consolidate", "done"))
+    zh = (await app.page(CY, ticket=app.ticket(CY), language="zh-hans").get("api/status")).json()
+    assert zh["jobs_text"] == "无" or "：" in zh["jobs_text"]  # none, or phases in words
+    counted = (await cy.get("api/session")).json()["counted"]["page-forget-n"]
+    assert counted[1] == "Forget 1 memory" and counted[3] == "Forget 3 memories"
+    ru = app.page(CY, ticket=app.ticket(CY), language="ru")
+    ru_counted = (await ru.get("api/session")).json()["counted"]["page-forget-n"]
+    assert ru_counted[1:6:2] == ["Забыть 1 запись", "Забыть 3 записи", "Забыть 5 записей"]
     assert (await bo.get("api/status")).status_code == 403
+
+
+async def test_with_memory_off_what_is_kept_is_listed_searched_forgotten_and_exported(
+    app: App,
+) -> None:
+    ada = app.page(ADA)
+    assert (await ada.post("api/switch", {"enabled": False})).status_code == 200
+    listed = (await ada.get("api/memories")).json()
+    assert listed["enabled"] is False and listed["standing"] == "off"
+    assert [r["title"] for r in listed["records"]] == ["I moved to Lisbon", "my cat is Mochi"]
+    assert listed["status"].startswith("2 memories")
+    found = (await ada.get("api/memories", q="mochi")).json()["records"]
+    assert [r["title"] for r in found] == ["my cat is Mochi"]
+    link = (await ada.post("api/export-link", {})).json()["url"]
+    lines = (await app.http.get(link)).text.splitlines()
+    assert len(lines) == 2 and "Mochi" in lines[0]  # oldest first
+    [mochi] = await app.ids("Mochi")
+    preview = (await ada.post("api/preview", {"ids": [mochi]})).json()
+    assert preview["allowed"] and [r["id"] for r in preview["records"]] == [mochi]
+    done = await ada.post("api/forget", {"ids": [mochi]})
+    assert done.status_code == 200, done.json()  # was 404 "That memory is already gone."
+    assert done.json() == {"forgotten": [mochi], "message": "Done: I forgot one memory."}
+    assert await app.ids("Mochi") == []
+    after = (await ada.get("api/memories")).json()
+    assert after["enabled"] is False and [r["title"] for r in after["records"]] == [
+        "I moved to Lisbon"
+    ]
+    # In a Topic, a participant's own kept memory too.
+    app.bot.emu.set_chat_member_status(GROUP, CY, "administrator")
+    cy = app.page(CY, ticket=app.ticket(CY))
+    assert (await cy.post("api/switch", {"enabled": False})).status_code == 200
+    bo = app.page(BO, ticket=app.ticket(BO))
+    [fridays] = await app.ids("Fridays")
+    assert len((await bo.get("api/memories")).json()["records"]) == 2
+    mine = await app.http.get((await bo.post("api/export-link", {})).json()["url"])
+    assert "Fridays" in mine.text
+    gone = await bo.post("api/forget", {"ids": [fridays]})
+    assert gone.status_code == 200 and gone.json()["forgotten"] == [fridays]
 
 
 async def test_a_participant_forgets_only_what_is_theirs(app: App) -> None:
@@ -303,9 +388,7 @@ async def test_export_is_what_the_user_may_take_as_json_lines(app: App) -> None:
     assert download.headers["content-type"].startswith("application/x-ndjson")
     assert "attachment" in download.headers["content-disposition"]
     lines = [json.loads(line) for line in download.text.splitlines()]
-    assert [line["summary"] for line in lines] == [
-        "@memory_test_bot remember that I review on Fridays"
-    ]
+    assert [line["summary"] for line in lines] == ["I review on Fridays"]
     assert lines[0]["sources"][0]["source_id"].startswith("m") and lines[0]["workspace"]
     # Private: everything of the user's own chat, the same lines as `bot-memory export`.
     ada = app.page(ADA)

@@ -109,6 +109,26 @@ async def test_the_screen_lists_forgets_with_confirmation_and_pages() -> None:
         assert garbage["show_alert"]
 
 
+async def test_with_memory_off_the_screen_lists_and_forgets_what_is_kept() -> None:
+    async with running_bot(plain, workspace="test") as bot:
+        await bot.say("remember that my cat is Mochi")
+        await bot.say("remember that I moved to Lisbon")
+        assert (await bot.say("/memory off")).startswith("Memory is off")
+        await bot.say("/memory")
+        screen = bot.emu.sent[-1].result["message_id"]
+        text = text_of(bot, screen)
+        off = text.index("Memory is off here")
+        assert off < text.index("Lisbon") and off < text.index("Mochi"), text  # the banner first
+        assert "2 memories" in text and "already gone" not in text
+        await press(bot, data_of(bot, "Forget 2", screen), screen)
+        done = await press(bot, data_of(bot, "Yes, forget it", screen), screen)
+        assert not done.get("show_alert"), done
+        text = text_of(bot, screen)
+        assert "I forgot one memory" in text and "Mochi" not in text and "Lisbon" in text
+        assert "Memory is off here" in text
+        assert await bot.memory.store.pool.fetchval("SELECT enabled FROM memory_scopes") is False
+
+
 async def test_in_groups_only_the_opener_or_an_admin_may_press() -> None:
     async with running_bot(plain, workspace="test") as bot:
         bot.emu.set_chat_member_status(GROUP, ADMIN, "administrator")

@@ -79,8 +79,8 @@ async def test_export_gives_a_person_their_own_records(
     code, out, _ = await run(capsys, "export", "--user", "1001")
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert code == 0 and sorted(r["summary"] for r in lines) == [
-        "remember that I host the retro",
-        "remember that my bike is red",
+        "I host the retro",
+        "my bike is red",
     ]  # not Bo's snacks
     assert all(r["sources"] for r in lines)
     code, out, _ = await run(capsys, "export", "--scope", GROUP.key)

@@ -98,7 +98,7 @@ async def test_remember_forget_and_tombstones(memory: Memory) -> None:
     assert result.outcome == "remembered"
     state = await state_of(memory)
     note = state.records[result.memory_ids[0]]
-    assert note.summary == text and note.origin == "note"
+    assert note.summary == "my passport expires in May" and note.origin == "note"  # the fact
     recalled = await memory.recall(PRIVATE)
     assert recalled.mode == "directory" and "passport" in (recalled.text or "")
 

@@ -16,7 +16,19 @@
 
   let S = {}; // strings, in the user's language, from the bot's own Fluent files
   let session = null;
-  const state = { records: [], query: "", enabled: true, selected: new Set(), busy: false, loads: 0 };
+  const state = {
+    records: [],
+    query: "",
+    enabled: true,
+    selected: new Set(),
+    busy: false,
+    loads: 0,
+    view: "list",
+    pending: [], // what the preview would forget
+    allowed: false,
+    shown: null, // the memory whose details are open
+    ended: false, // the launch aged out while open
+  };
   let backHandler = null;
 
   // --- Telegram: theme, viewport, back button, haptics ---------------------------------------
@@ -71,7 +83,12 @@
 
   // --- the API -----------------------------------------------------------------------------
 
-  class ApiError extends Error {}
+  class ApiError extends Error {
+    constructor(message, data) {
+      super(message);
+      this.data = data || {};
+    }
+  }
 
   async function api(path, body) {
     const headers = { Authorization: "tma " + initData };
@@ -88,7 +105,10 @@
       throw new ApiError(S["page-error-busy"] || "Network error");
     }
     const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new ApiError(data.message || S["page-error-busy"] || response.status);
+    if (!response.ok) {
+      if (session && data.error === "auth_expired") sessionEnded();
+      throw new ApiError(data.message || S["page-error-busy"] || String(response.status), data);
+    }
     return data;
   }
 
@@ -117,6 +137,31 @@
     }
   }
 
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function icon(path) {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    const p = document.createElementNS(SVG, "path");
+    p.setAttribute("d", path);
+    svg.append(p);
+    return svg;
+  }
+  const LOCK = "M7 10V8a5 5 0 0 1 10 0v2h1v11H6V10h1zm2 0h6V8a3 3 0 0 0-6 0v2z";
+  const TRASH = "M9 3h6l1 2h4v2H4V5h4l1-2zm-3 6h12l-1 12H7L6 9zm4 2v8h1.5v-8H10zm3.5 0v8H15v-8h-1.5z";
+
+  function group() {
+    return session.scope.kind !== "private";
+  }
+
+  function metaLine(record) {
+    const parts = [date(record.created_at)];
+    if (group() && record.speakers.length) parts.push(record.speakers.join(", "));
+    return parts.join(" · ");
+  }
+
+  // One compact row per memory: its text, the date, the speaker in groups; tap for details.
   function card(record, selectable) {
     const item = el("li", "card");
     item.dataset.id = record.id;
@@ -135,46 +180,136 @@
       pick.append(box);
       item.append(pick);
       item.classList.toggle("selected", box.checked);
+    } else if (selectable) {
+      // Not this user's to forget: a lock where the box would be (the details say why).
+      const lock = el("span", "pick lock");
+      lock.title = S["page-not-yours"];
+      lock.append(icon(LOCK));
+      item.append(lock);
     }
     const body = el("div", "body");
-    body.append(el("h3", "title", record.title), el("p", "summary", record.summary));
-    const meta = [];
-    if (record.speakers.length) meta.push(S["page-speakers"] + ": " + record.speakers.join(", "));
-    meta.push(S["page-created"] + " " + date(record.created_at));
-    meta.push(S["page-used"] + " " + date(record.last_used_at));
-    if (record.until) meta.push(S["page-until"] + " " + date(record.until));
-    body.append(el("p", "meta", meta.join(" · ")));
-    const badges = el("p", "badges");
-    badges.append(
-      el("span", "badge" + (record.indexed ? " on" : ""), S[record.indexed ? "page-indexed" : "page-not-indexed"]),
-      el("span", "badge", S[record.origin === "note" ? "page-note" : "page-extracted"]),
-    );
-    body.append(badges);
-    if (record.sources.length) {
-      const sources = el("p", "sources", S["page-sources"] + ": ");
-      for (const source of record.sources) {
-        if (source.link) {
-          const a = el("a", null, source.id);
-          a.href = source.link;
-          a.target = "_blank";
-          a.rel = "noopener noreferrer";
-          a.addEventListener("click", openLink);
-          sources.append(a);
-        } else {
-          sources.append(el("span", null, source.id));
-        }
-      }
-      if (record.more_sources) sources.append(el("span", null, "+" + record.more_sources));
-      body.append(sources);
+    body.append(el("h3", "title", record.title));
+    if (record.summary && record.summary !== record.title) {
+      body.append(el("p", "summary", record.summary));
     }
+    body.append(el("p", "meta", metaLine(record)));
     item.append(body);
+    if (selectable) {
+      body.tabIndex = 0;
+      body.setAttribute("role", "button");
+      body.addEventListener("click", () => openDetails(record));
+      body.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") {
+          e.preventDefault();
+          openDetails(record);
+        }
+      });
+      if (record.may_forget) {
+        const del = el("button", "delete");
+        del.type = "button";
+        del.setAttribute("aria-label", S["page-forget"] + ": " + record.title);
+        del.title = S["page-forget"];
+        del.append(icon(TRASH));
+        del.addEventListener("click", () => run(() => openPreview([record.id])));
+        item.append(del);
+      }
+    }
     return item;
   }
 
+  function fact(list, label, value) {
+    if (!value) return;
+    list.append(el("dt", null, label), el("dd", null, value));
+  }
+
+  function openDetails(record) {
+    if (state.ended) return;
+    state.shown = record;
+    $("details-title").textContent = record.title;
+    $("details-summary").textContent = record.summary;
+    $("details-summary").hidden = !record.summary || record.summary === record.title;
+    const meta = $("details-meta");
+    meta.replaceChildren();
+    fact(meta, S["page-created"], date(record.created_at));
+    fact(meta, S["page-used"], date(record.last_used_at));
+    fact(meta, S["page-until"], record.until ? date(record.until) : "");
+    if (group()) fact(meta, S["page-speakers"], record.speakers.join(", "));
+    $("details-kind").textContent = S[record.origin === "note" ? "page-note" : "page-extracted"];
+    const sources = $("details-sources");
+    sources.replaceChildren();
+    const linked = record.sources.filter((s) => s.link);
+    if (linked.length) sources.append(el("span", null, S["page-sources"] + ": "));
+    linked.forEach((source, n) => {
+      const a = el("a", null, S["page-source-link"].replace("{n}", String(n + 1)));
+      a.href = source.link;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      a.addEventListener("click", openLink);
+      sources.append(a);
+    });
+    if (!linked.length) sources.textContent = S["page-sources-unlinked"];
+    $("details-why").textContent = S["page-not-yours"];
+    $("details-why").hidden = record.may_forget;
+    $("details-forget").hidden = !record.may_forget;
+    show("details");
+    setBack(closeDetails);
+    window.scrollTo(0, 0);
+  }
+
+  function closeDetails() {
+    state.shown = null;
+    show("list");
+    setBack(state.query ? clearSearch : null);
+  }
+
+  // Which part of the page is shown: the list, a memory's details, or the forget preview.
+  function show(view) {
+    state.view = view;
+    document.body.dataset.view = view;
+    $("details").hidden = view !== "details";
+    $("preview").hidden = view !== "preview";
+    drawBar();
+  }
+
+  // Telegram's own buttons where the client has them: MainButton for forgetting what is
+  // selected (and confirming it), SecondaryButton for Export; else the page's footer.
+  const main = tg && tg.MainButton && tg.isVersionAtLeast && tg.isVersionAtLeast("6.1") ? tg.MainButton : null;
+  const second =
+    tg && tg.SecondaryButton && tg.isVersionAtLeast && tg.isVersionAtLeast("7.10") ? tg.SecondaryButton : null;
+  let mainAction = null;
+
   function drawBar() {
     const n = state.selected.size;
-    $("forget").textContent = S["page-forget-selected"] + (n ? " (" + n + ")" : "");
-    $("forget").disabled = n === 0;
+    const counted = (session && session.counted && session.counted["page-forget-n"]) || [];
+    $("forget").textContent = n ? counted[n] || S["page-forget"] + " (" + n + ")" : S["page-forget"];
+    $("forget").disabled = n === 0 || state.ended;
+    $("forget").hidden = !!main;
+    const forgettable = state.records.some((r) => r.may_forget);
+    $("forget-all").hidden = !forgettable;
+    $("export").hidden = !!second;
+    $("bar").hidden = state.view !== "list" || (!!main && !!second && !forgettable);
+    if (main) {
+      const danger = (themeParams().destructive_text_color) || "#e53935";
+      if (state.ended) mainAction = null;
+      else if (state.view === "list" && n) mainAction = () => run(() => openPreview([...state.selected]));
+      else if (state.view === "preview" && state.allowed) mainAction = () => run(confirmForget);
+      else mainAction = null;
+      if (mainAction) {
+        const text = state.view === "preview" ? state.confirm : counted[n] || S["page-forget"];
+        main.setParams({ text, color: danger, text_color: "#ffffff", is_visible: true, is_active: true });
+        main.show();
+      } else {
+        main.hide();
+      }
+    }
+    if (second) {
+      if (state.view === "list" && !state.ended) {
+        second.setParams({ text: S["page-export"], is_visible: true, is_active: true });
+        second.show();
+      } else {
+        second.hide();
+      }
+    }
   }
 
   function notice(text, error) {
@@ -185,17 +320,55 @@
     if (text) haptic(error ? "error" : "success");
   }
 
-  function fatal(text) {
-    $("title").textContent = text;
+  // A launch that cannot work (expired, forged, opened outside Telegram): a placeholder in the
+  // middle of the page and a way out.
+  function fatal(text, close) {
+    $("title").textContent = "";
+    $("title").hidden = true;
+    $("placeholder-text").textContent = text;
+    $("close").textContent = close || S["page-close"] || "Close · 关闭";
+    $("placeholder").hidden = false;
+    $("app").classList.add("placeholder");
     $("app").setAttribute("aria-busy", "false");
-    for (const id of ["search", "bar", "toggle", "status", "list", "more", "admin"]) $(id).hidden = true;
+    for (const id of ["search", "bar", "setting", "status", "list", "more", "admin", "off"]) $(id).hidden = true;
+    if (main) main.hide();
+    if (second) second.hide();
+    setBack(null);
     haptic("error");
+  }
+
+  function closeApp() {
+    if (tg && tg.close) tg.close();
+    else window.close();
+  }
+
+  // The launch aged out while the page was open: nothing can change any more; say how to
+  // reopen, and keep what is shown readable.
+  function sessionEnded() {
+    if (state.ended) return;
+    state.ended = true;
+    $("expired").textContent = S["page-session-ended"];
+    $("expired").hidden = false;
+    for (const node of document.querySelectorAll("#app button, #app input")) {
+      if (node.id !== "close") node.disabled = true;
+    }
+    $("notice").hidden = true;
+    drawBar();
+    setBack(null);
+    haptic("error");
+  }
+
+  function ask(text) {
+    if (tg && tg.showConfirm && tg.isVersionAtLeast && tg.isVersionAtLeast("6.2")) {
+      return new Promise((done) => tg.showConfirm(text, (ok) => done(!!ok)));
+    }
+    return Promise.resolve(window.confirm(text));
   }
 
   // An action that changes something runs once at a time (a second press while it runs is
   // dropped); a search or a clear always runs, and the newest list wins (see load).
   async function run(action) {
-    if (state.busy) return;
+    if (state.busy || state.ended) return;
     state.busy = true;
     try {
       await attempt(action);
@@ -208,6 +381,7 @@
     try {
       await action();
     } catch (error) {
+      if (state.ended) return;
       notice(error instanceof ApiError ? error.message : String(error), true);
     }
   }
@@ -236,8 +410,8 @@
     const empty = !state.records.length;
     $("empty").hidden = !empty;
     $("empty").textContent = data.message || (state.query ? S["page-no-match"] : S["screen-empty"]);
-    $("toggle").textContent = S[data.enabled ? "screen-turn-off" : "screen-turn-on"];
-    $("toggle").hidden = !session.may_toggle;
+    $("toggle").checked = data.enabled;
+    $("setting").hidden = !session.may_toggle;
     drawBar();
   }
 
@@ -245,14 +419,14 @@
     const data = await api("api/status");
     $("admin-title").textContent = S["page-status"];
     $("spend").textContent = data.spend;
-    const jobs = Object.entries(data.jobs).map(([phase, n]) => phase + " " + n);
-    $("jobs").textContent = S["page-jobs"] + ": " + (jobs.join(" · ") || "0");
+    $("jobs").textContent = S["page-jobs"] + ": " + data.jobs_text;
     $("problems").textContent = data.problems;
     $("admin").hidden = false;
   }
 
   async function search(event) {
     event.preventDefault();
+    if (state.view !== "list") return;
     state.query = $("query").value.trim();
     $("search-clear").hidden = !state.query;
     setBack(state.query ? clearSearch : null);
@@ -267,30 +441,45 @@
     await attempt(() => load(false));
   }
 
-  async function openPreview() {
-    const data = await api("api/preview", { ids: [...state.selected] });
+  // What forgetting these would take along, from the API, before anything changes.
+  async function openPreview(ids) {
+    if (!ids.length) return;
+    const data = await api("api/preview", { ids });
+    const from = state.view === "details" ? "details" : "list";
+    state.pending = ids;
+    state.allowed = data.allowed;
+    // The confirm names how many go, in the user's language (the cascade included).
+    const counted = session.counted["page-forget-n"];
+    state.confirm = counted[data.records.length + (data.hidden || 0)] || S["page-confirm"];
+    $("confirm").textContent = state.confirm;
     $("preview-title").textContent = data.message;
     $("preview-list").replaceChildren(...data.records.map((r) => card(r, false)));
     $("preview-hidden").textContent = data.hidden_message || "";
     $("preview-hidden").hidden = !data.hidden;
-    $("confirm").hidden = !data.allowed;
-    $("preview").hidden = false;
-    document.body.classList.add("previewing");
-    setBack(closePreview);
-    if (!data.allowed) haptic("warning");
+    $("confirm").hidden = !data.allowed || !!main;
+    show("preview");
+    setBack(() => closePreview(from));
+    haptic(data.allowed ? "warning" : "error");
     window.scrollTo(0, 0);
   }
 
-  function closePreview() {
-    $("preview").hidden = true;
-    document.body.classList.remove("previewing");
-    setBack(state.query ? clearSearch : null);
+  function closePreview(to) {
+    state.pending = [];
+    state.allowed = false;
+    if (to === "details" && state.shown) {
+      show("details");
+      setBack(closeDetails);
+    } else {
+      state.shown = null;
+      show("list");
+      setBack(state.query ? clearSearch : null);
+    }
   }
 
   async function confirmForget() {
-    const data = await api("api/forget", { ids: [...state.selected] });
-    state.selected.clear();
-    closePreview();
+    const data = await api("api/forget", { ids: state.pending });
+    for (const id of state.pending) state.selected.delete(id);
+    closePreview("list");
     await load(false);
     notice(data.message);
   }
@@ -299,6 +488,18 @@
     const data = await api("api/switch", { enabled: !state.enabled });
     await load(false);
     notice(data.message);
+  }
+
+  async function askToggle(event) {
+    event.preventDefault(); // the switch moves once the change is made, not before
+    if (state.busy || state.ended) return;
+    haptic("selection");
+    if (await ask(S[state.enabled ? "page-confirm-off" : "page-confirm-on"])) await run(toggle);
+  }
+
+  function forgetAll() {
+    const ids = state.records.filter((r) => r.may_forget).map((r) => r.id);
+    return openPreview(ids.slice(0, session.max_selection));
   }
 
   async function exportRecords() {
@@ -321,20 +522,24 @@
     document.title = S["page-title"];
     root.lang = session.language;
     $("title").textContent = session.scope.title;
+    $("setting-label").textContent = S["page-switch"];
     $("query").placeholder = S["page-search"];
     $("search-go").textContent = S["page-search-button"];
     $("search-clear").textContent = S["page-clear"];
     $("more").textContent = S["page-more"];
     $("confirm").textContent = S["page-confirm"];
     $("cancel").textContent = S["screen-cancel"];
+    $("details-forget").textContent = S["page-forget"];
+    $("details-back").textContent = S["page-back"];
+    $("forget-all").textContent = S["page-forget-all"];
     $("export").textContent = S["page-export"];
     $("search").hidden = false;
-    $("bar").hidden = false;
   }
 
   async function start() {
     applyTheme();
     applyViewport();
+    $("close").addEventListener("click", closeApp);
     if (tg) {
       tg.ready();
       tg.expand();
@@ -349,19 +554,25 @@
     try {
       session = await api("api/session");
     } catch (error) {
-      fatal(error.message);
+      fatal(error.message, error.data && error.data.close);
       return;
     }
     S = session.strings;
     label();
+    if (main) main.onClick(() => mainAction && mainAction());
+    if (second) second.onClick(() => run(exportRecords));
     $("search").addEventListener("submit", search);
     $("search-clear").addEventListener("click", clearSearch);
     $("more").addEventListener("click", () => run(() => load(true)));
-    $("forget").addEventListener("click", () => run(openPreview));
+    $("forget").addEventListener("click", () => run(() => openPreview([...state.selected])));
+    $("forget-all").addEventListener("click", () => run(forgetAll));
+    $("details-forget").addEventListener("click", () => state.shown && run(() => openPreview([state.shown.id])));
+    $("details-back").addEventListener("click", closeDetails);
     $("confirm").addEventListener("click", () => run(confirmForget));
-    $("cancel").addEventListener("click", closePreview);
-    $("toggle").addEventListener("click", () => run(toggle));
+    $("cancel").addEventListener("click", () => closePreview(state.shown ? "details" : "list"));
+    $("toggle").addEventListener("click", askToggle);
     $("export").addEventListener("click", () => run(exportRecords));
+    show("list");
     await run(() => load(false));
     if (session.admin) await run(loadStatus);
     $("app").setAttribute("aria-busy", "false");
