@@ -141,12 +141,13 @@ async def run_consolidation(ctx: PipelineContext, job: Job, now: datetime) -> No
 
 
 async def _candidates(ctx: PipelineContext, job: Job) -> list[MemoryRecord]:
-    """The pinned candidates, unchanged, newest first; SourcesChanged if any changed."""
+    """The pinned candidates, unchanged, newest first; SourcesChanged if any changed (or was
+    replaced since)."""
     async with ctx.store.pool.acquire() as conn:
         rows = await conn.fetch(
             f"SELECT {RECORD_COLUMNS} FROM memory_records r"
             " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
-            " ORDER BY r.created_at DESC, r.id DESC",
+            " AND r.replaced_by IS NULL ORDER BY r.created_at DESC, r.id DESC",
             job.workspace,
             list(job.snapshot.candidates),
         )

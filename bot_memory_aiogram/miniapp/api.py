@@ -311,6 +311,7 @@ class MiniAppApi:
                 now=now,
                 limit=limit + 1,
                 offset=offset,
+                replaced=True,  # shown, marked, until pruned or forgotten
             )
             return standing, found[:limit], len(found) > limit
         standing, every = await find_records(
@@ -320,6 +321,7 @@ class MiniAppApi:
             record_id=None,
             now=now,
             limit=self.settings.workspace_max_records,
+            replaced=True,
         )
         readable = [r for r in every if await c.gate.readable(record_view(r))]
         return standing, readable[offset : offset + limit], len(readable) > offset + limit
@@ -386,7 +388,13 @@ class MiniAppApi:
             raise Refusal(400, "too_many", "page-error-request")
         for rid in ids:
             _, found = await find_records(
-                self.memory.store.pool, c.scope, query=None, record_id=rid, now=now, limit=1
+                self.memory.store.pool,
+                c.scope,
+                query=None,
+                record_id=rid,
+                now=now,
+                limit=1,
+                replaced=True,
             )
             if not found or not await c.gate.readable(record_view(found[0])):
                 raise Refusal(404, "gone", "screen-gone")
@@ -523,6 +531,7 @@ class MiniAppApi:
             record_id=None,
             now=now,
             limit=self.settings.workspace_max_records,
+            replaced=True,
         )
         lines = [
             json.dumps(operator.export_line(scope.workspace, r), ensure_ascii=False)

@@ -56,7 +56,7 @@ class CountingPool:
 
 
 def _name(statement: str) -> str:
-    called = re.search(r"\b(bm_[a-z_]+)\(", statement)
+    called = re.search(r"\b(bm_[a-z0-9_]+)\(", statement)
     if called:
         return called.group(1)
     return " ".join(statement.rstrip(";").split()[:2])
