@@ -16,6 +16,7 @@ from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.storage.store import SourceMessage
+from tests.conftest import make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.helpers import view
 
@@ -154,3 +155,20 @@ async def test_an_answer_replacing_a_record_it_was_not_given_is_refused(
     assert [r.id for r in state.valid_records(SCOPE.key)] == [old.id]  # nothing written
     assert state.records[old.id].replaced_by is None
     assert len(llm.requests_by_purpose("memory_extraction")) >= 2  # the answer was refused
+
+
+async def test_the_offline_model_replaces_lisbon_with_porto(db_url: str) -> None:
+    memory = await Memory.open(make_settings(db_url))  # no model server: the offline model
+    try:
+        await exchange(memory, "I live in Lisbon", T0)
+        await memory.pipeline.tick()
+        [old] = (await view(memory)).valid_records(SCOPE.key)
+        await exchange(memory, "I moved to Porto", LATER)
+        await memory.pipeline.tick()
+        state = await view(memory)
+        [new] = [r for r in state.valid_records(SCOPE.key) if r.id != old.id]
+        assert "Porto" in new.summary and state.records[old.id].replaced_by == new.id
+        recalled = await memory.recall(SCOPE, now=datetime.now(UTC), message="where do I live?")
+        assert "Porto" in (recalled.text or "") and "Lisbon" not in (recalled.text or "")
+    finally:
+        await memory.close()
