@@ -79,6 +79,14 @@ class MemoryRecord(_Strict):
     valid: bool = True
     invalid_reason: str | None = None
     available_until: datetime | None = None  # earliest retention boundary of its sources
+    # A later record of its scope that corrected it or made it obsolete, and when: a replaced
+    # record is kept (and shown as replaced) but no longer recalled, searched or consolidated.
+    replaced_by: str | None = None
+    replaced_at: datetime | None = None
+
+    @property
+    def replaced(self) -> bool:
+        return self.replaced_by is not None
 
     @property
     def source_ids(self) -> list[str]:

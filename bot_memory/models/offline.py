@@ -29,6 +29,34 @@ _TITLE_CHARS = 60
 _ADDRESS = re.compile(r"^(\[speaker \d+\]\s*)?(@\w+[\s,:]*)*")  # "[speaker 7] @bot " prefixes
 _LINE_CHARS = 300
 
+# Corrections, the plain cases only: a user's text with one of these replaces an existing
+# memory about the same thing: for a move, one that says where someone lives; otherwise one
+# sharing a key word with it. Anything else keeps both.
+_MOVED = re.compile(
+    r"\b(i|we)(\s+have|\s+just|'ve)*\s+moved\s+to\b|我搬到|我们搬到"
+    r"|\b(я|мы)\s+(уже\s+)?переехал|\b(я|ми)\s+(вже\s+)?переїхал?",
+    re.I,
+)
+_CORRECTED = re.compile(
+    r"\bactually\b|\bno\s+longer\b|(\bnot|n['’]t)\b[^.!?]{1,60}\bany\s*more\b|其实|不再"
+    r"|на\s+самом\s+деле|больше\s+не\b|насправді|більше\s+не\b",
+    re.I,
+)
+_HOME = re.compile(
+    r"\b(live|lives|living|moved|address)\b|住|搬到|\bживу|\bживём|\bживем|переехал"
+    r"|\bмешкаю|переїхал?",
+    re.I,
+)
+_WORD = re.compile(r"[^\W\d_]{4,}")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_CJK_FILLER = set("我你他她它们的了是不再其实也就都很在有和")
+_COMMON = {
+    "actually", "anymore", "longer", "speaker", "that", "this", "with", "have", "like", "want",
+    "would", "really", "about", "there", "their", "what", "when", "from", "your", "just",
+    "also", "more", "some", "very", "much", "now", "самом", "деле", "больше", "теперь",
+    "насправді", "більше", "тепер", "это", "этот", "когда", "тоже",
+}  # fmt: skip
+
 
 class OfflineModel(ChatModel):
     provider = "offline"
@@ -95,7 +123,25 @@ class OfflineModel(ChatModel):
             lines.append(line)
             cited.append(str(source["id"]))
             size += len(line.encode()) + 1
-        return {"title": title, "summary": "\n".join(lines), "source_ids": cited}
+        corrections = [
+            str(s["text"]) for s in user_sources if str(s["id"]) in cited and _correcting(s["text"])
+        ]
+        replaces = [
+            str(m["id"])
+            for m in doc.get("existing_memories", [])
+            if isinstance(m, dict)
+            and "id" in m
+            and any(
+                _same_subject(c, f"{m.get('title', '')}\n{m.get('summary', '')}")
+                for c in corrections
+            )
+        ]
+        return {
+            "title": title,
+            "summary": "\n".join(lines),
+            "source_ids": cited,
+            "replaces": replaces,
+        }
 
     def _consolidate(self, doc: dict[str, Any]) -> dict[str, Any]:
         lines: list[str] = []
@@ -140,6 +186,28 @@ def _answer_from_results(raw: str, zh: bool) -> str:
     first = results[0]
     text = f"{first.get('title', '')}: {_shorten(str(first.get('summary', '')), 160)}"
     return f"根据记忆：{text}" if zh else f"From memory: {text}"
+
+
+def _correcting(text: str) -> bool:
+    return bool(_MOVED.search(text) or _CORRECTED.search(text))
+
+
+def _same_subject(correction: str, existing: str) -> bool:
+    """The existing memory is about what the correction corrects: where someone lives, for a
+    move; otherwise a key word (four letters or more, or two Chinese characters that are not
+    fillers) both hold."""
+    if _MOVED.search(correction) and _HOME.search(existing):
+        return True
+    return bool(_keys(correction) & _keys(existing))
+
+
+def _keys(text: str) -> set[str]:
+    words = {w for w in _WORD.findall(text.casefold()) if w not in _COMMON and not _CJK.match(w)}
+    for run in _CJK_RUN.findall(text):
+        words |= {
+            run[i : i + 2] for i in range(len(run) - 1) if not (set(run[i : i + 2]) & _CJK_FILLER)
+        }
+    return words
 
 
 def _document(messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -154,13 +154,13 @@ async def run_consolidation(
 
 async def _candidates(ctx: PipelineContext, job: Job, at: datetime) -> list[MemoryRecord]:
     """The pinned candidates, unchanged and available at `at`, newest first; SourcesChanged if
-    any changed or passed its retention boundary."""
+    any changed, passed its retention boundary or was replaced since."""
     async with ctx.store.pool.acquire() as conn:
         rows = await conn.fetch(
             f"SELECT {RECORD_COLUMNS} FROM memory_records r"
             " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
             " AND (r.available_until IS NULL OR r.available_until > $3)"
-            " ORDER BY r.created_at DESC, r.id DESC",
+            " AND r.replaced_by IS NULL ORDER BY r.created_at DESC, r.id DESC",
             job.workspace,
             list(job.snapshot.candidates),
             at,

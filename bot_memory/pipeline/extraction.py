@@ -82,11 +82,13 @@ async def run_extraction(
 
 
 async def _existing(ctx: PipelineContext, job: Job, now: datetime) -> list[MemoryRecord]:
-    """Validated memories that accompany the batch (newest first, available now)."""
+    """Validated memories that accompany the batch (newest first, available now, not
+    replaced: what holds is what a batch may carry facts from, or correct)."""
     rows = await ctx.pool.fetch(
         f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE r.workspace_id = $1"
         " AND r.scope_key = $2"
-        " AND r.valid AND (r.available_until IS NULL OR r.available_until > $3)"
+        " AND r.valid AND r.replaced_by IS NULL"
+        " AND (r.available_until IS NULL OR r.available_until > $3)"
         " ORDER BY r.created_at DESC, r.id DESC LIMIT $4",
         job.workspace,
         job.scope_key,
@@ -104,18 +106,19 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
 async def _commit(
     ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime, at: datetime
 ) -> None:
-    """One statement (bm_commit_extraction): under the workspace lock, if the job is still
+    """One statement (bm_commit_extraction_v2): under the workspace lock, if the job is still
     this worker's, no earlier claim's call of it was cut off (the ledger's check, made here
     for a job resumed from its checkpoint) and its input still holds, the record (inheriting
     the sources of the memories it carried facts from), the scope's watermark, the job done,
-    the scope looked at again for later batches, and the recall row. Its scope's index is
-    pending: the planner plans the consolidation, in this tick. `at`: the commit's time, which
-    the sources' retention boundaries are checked against."""
+    the scope looked at again for later batches, the records its answer replaces marked
+    replaced by it, and the recall row. Its scope's index is pending: the planner plans the
+    consolidation, in this tick. `at`: the commit's time, which the sources' retention
+    boundaries are checked against."""
     record = None if out.is_empty else _record(job, out, now)
     snap = job.snapshot
     row = await ctx.pool.fetchrow(
-        "SELECT * FROM bm_commit_extraction($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
-        " $8::text[], $9, $10::tsvector, $11, $12, $13, $14)",
+        "SELECT * FROM bm_commit_extraction_v2($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
+        " $8::text[], $9::text[], $10, $11::tsvector, $12, $13, $14, $15)",
         job.workspace,
         job.scope_key,
         job.id,
@@ -124,6 +127,7 @@ async def _commit(
         snap.through_request,
         None if record is None else record.model_dump_json(),
         out.memory_ids,
+        [] if record is None else out.replaces,
         None if record is None else record.fingerprint,
         None if record is None else record_vector(record.title, record.summary),
         at,
@@ -151,6 +155,7 @@ async def _commit(
         scope=job.scope_key,
         memory=record.id if record else None,
         empty=record is None,
+        replaces=len(out.replaces) if record else 0,
     )
 
 

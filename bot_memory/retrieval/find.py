@@ -84,12 +84,16 @@ async def find_records(
     limit: int,
     offset: int = 0,
     while_off: bool = False,
+    replaced: bool = False,
 ) -> tuple[str, list[MemoryRecord]]:
     """A scope's available records with its standing ("ok", "off", "unavailable", "gone"):
     one by ID, the best matches of a query (ranked), or all, newest first. Nothing while memory
     is off in the scope, unless `while_off` (the /memory screen and the Mini App list, search,
-    forget and export what is kept: off means not used and not added to, never hidden)."""
+    forget and export what is kept: off means not used and not added to, never hidden). A
+    record a later one replaced is left out, unless `replaced` (the /memory screen and the Mini
+    App show it, marked)."""
     readable = "('ok', 'off')" if while_off else "('ok')"
+    available = _AVAILABLE if replaced else _AVAILABLE + " AND r.replaced_by IS NULL"
     parsed = parse_query(query) if record_id is None else Query([], [])
     if parsed:
         rows = await conn.fetch(
@@ -97,7 +101,7 @@ async def find_records(
             WITH {_STANDING},
             scoped AS MATERIALIZED (
                 SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
-                FROM memory_records r, sw WHERE sw.standing IN {readable} AND {_AVAILABLE}
+                FROM memory_records r, sw WHERE sw.standing IN {readable} AND {available}
             ), {_ranking(4, 5, limit=6, offset=7)}
             SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
                 SELECT {_RECORD} FROM top t
@@ -119,7 +123,7 @@ async def find_records(
             WITH {_STANDING}
             SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
                 SELECT {_RECORD} FROM memory_records r
-                WHERE sw.standing IN {readable} AND {_AVAILABLE} AND ($4::text IS NULL OR r.id = $4)
+                WHERE sw.standing IN {readable} AND {available} AND ($4::text IS NULL OR r.id = $4)
                 ORDER BY r.created_at DESC, r.id DESC LIMIT $5 OFFSET $6
             ) r ON true
             """,

@@ -239,6 +239,11 @@ CREATE TABLE memory_records (
     available_until timestamptz,                         -- earliest retention of its sources
     fingerprint     text NOT NULL DEFAULT '',            -- hash of title and summary
     search          tsvector,
+    -- A later record of its scope corrected it or made it obsolete (extraction said so): it
+    -- is no longer recalled, matched, searched or consolidated, but is kept, and shown as
+    -- replaced, until it is pruned or forgotten. Forgetting the newer record does not undo it.
+    replaced_by     text,
+    replaced_at     timestamptz,
     PRIMARY KEY (workspace_id, id)
 ) WITH (toast_tuple_target = 8160);
 ALTER TABLE memory_records ALTER COLUMN search SET STORAGE MAIN;
@@ -377,7 +382,8 @@ $$;
 
 -- A scope's state with its recall row derived from its records (the rule, here only: tests check
 -- it against rows written out by hand): the newest valid records are the directory, the valid
--- records its index names are the index's entries (bm_recall_entry). An index that names a record that is gone, or was built from one (its text
+-- records its index names are the index's entries (bm_recall_entry); a replaced record is in
+-- neither. An index that names a record that is gone or replaced, or was built from one (its text
 -- may repeat any of them), is dropped with its text; with no records left there is nothing to
 -- consolidate. Reads only: the caller writes the row.
 --
@@ -403,12 +409,14 @@ BEGIN
         (SELECT m.id, m.available_until, m.created_at, true AS newest, 0::bigint AS n
          FROM memory_records m
          WHERE m.workspace_id = ws AND m.scope_key = s.scope_key AND m.valid
+           AND m.replaced_by IS NULL
          ORDER BY m.created_at DESC, m.id DESC LIMIT directory_max)
         UNION ALL
         (SELECT m.id, m.available_until, m.created_at, false, i.n
          FROM unnest(s.index_ids) WITH ORDINALITY AS i(id, n)
          CROSS JOIN LATERAL (SELECT r.id, r.available_until, r.created_at FROM memory_records r
-                             WHERE r.workspace_id = ws AND r.id = i.id AND r.valid) m)
+                             WHERE r.workspace_id = ws AND r.id = i.id AND r.valid
+                               AND r.replaced_by IS NULL) m)
     ), entries AS (
         SELECT p.newest, p.n, p.created_at, p.id, CASE
             WHEN known->p.id->>'until' IS NOT DISTINCT FROM bm_iso(p.available_until)
@@ -426,7 +434,8 @@ BEGIN
       FROM entries e;
     IF n_newest + n_indexed > 0 AND cardinality(s.index_candidates) > 0 THEN
         SELECT count(*) INTO n_left FROM memory_records c
-        WHERE c.workspace_id = ws AND c.id = ANY(s.index_candidates) AND c.valid;
+        WHERE c.workspace_id = ws AND c.id = ANY(s.index_candidates) AND c.valid
+          AND c.replaced_by IS NULL;
     END IF;
     IF n_indexed <> cardinality(s.index_ids)
        OR n_left <> (SELECT count(DISTINCT c) FROM unnest(s.index_candidates) c) THEN
@@ -907,7 +916,9 @@ END $$;
 -- --- the commits --------------------------------------------------------------------------
 
 -- Records as the application reads them (workspace.record_from_row), by ID: their own sources
--- first, then those inherited, each in message order (as workspace.RECORD_SOURCES reads them).
+-- first, then those inherited, each in message order (as workspace.RECORD_SOURCES reads them);
+-- what replaced them only when something did (a record read by an older process has the keys
+-- it knows).
 CREATE OR REPLACE FUNCTION bm_records_json(ws text, ids text[]) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(jsonb_agg(jsonb_build_object(
@@ -921,7 +932,8 @@ LANGUAGE sql STABLE AS $$
             'hash', s.hash, 'speaker_id', s.speaker_id, 'thread_id', s.thread_id,
             'role', s.role, 'inherited', s.inherited) ORDER BY s.inherited, s.message_id)
             FROM record_sources s WHERE s.workspace_id = ws AND s.record_id = r.id), '[]'::jsonb)
-    ) ORDER BY r.id), '[]'::jsonb)
+    ) || jsonb_strip_nulls(jsonb_build_object('replaced_by', r.replaced_by,
+        'replaced_at', r.replaced_at)) ORDER BY r.id), '[]'::jsonb)
     FROM memory_records r WHERE r.workspace_id = ws AND r.id = ANY(ids)
 $$;
 
@@ -1368,4 +1380,35 @@ BEGIN
         UPDATE workspaces SET version = version + 1, updated_at = now() WHERE id = ws;
     END IF;
     outcome := 'done';
+END $$;
+
+-- bm_commit_extraction, and the records its answer corrects or makes obsolete (`replaces`,
+-- records of its scope the model was given) marked replaced by the new record at `at`, in the
+-- same statement: a record still valid and not replaced already (one forgotten or evicted
+-- meanwhile has nothing left to replace), then the scope's recall row derived again without
+-- them. An empty answer replaces nothing.
+CREATE OR REPLACE FUNCTION bm_commit_extraction_v2(
+    ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
+    rec jsonb, carried text[], replaces text[], rec_fingerprint text, rec_search tsvector,
+    at timestamptz, max_records integer, directory_max integer, summary_chars integer,
+    OUT outcome text, OUT detail text
+)
+LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT c.outcome, c.detail INTO outcome, detail
+      FROM bm_commit_extraction(ws, skey, job_id, token, sources, through_request, rec,
+          carried, rec_fingerprint, rec_search, at, max_records, directory_max,
+          summary_chars) c;
+    IF outcome <> 'done' OR rec IS NULL OR coalesce(cardinality(replaces), 0) = 0 THEN
+        RETURN;
+    END IF;
+    UPDATE memory_records r SET replaced_by = rec->>'id', replaced_at = at
+    WHERE r.workspace_id = ws AND r.scope_key = skey AND r.id = ANY(replaces)
+      AND r.id <> rec->>'id' AND r.valid AND r.replaced_by IS NULL
+      AND EXISTS (SELECT 1 FROM memory_records n WHERE n.workspace_id = ws
+                  AND n.id = rec->>'id');
+    IF FOUND THEN
+        PERFORM bm_save_scopes(ws, '[]'::jsonb, ARRAY[skey], '{}', NULL, directory_max,
+            summary_chars);
+    END IF;
 END $$;

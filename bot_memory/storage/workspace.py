@@ -54,7 +54,7 @@ class Limits:
 RECORD_COLUMNS = (
     "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
     " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
-    " r.available_until"
+    " r.available_until, r.replaced_by, r.replaced_at"
 )
 RECORD_SOURCES = (
     "coalesce((SELECT json_agg(json_build_object('message_id', s.message_id, 'hash', s.hash,"
@@ -87,6 +87,8 @@ def record_from_row(row: asyncpg.Record) -> MemoryRecord:
         valid=row["valid"],
         invalid_reason=row["invalid_reason"],
         available_until=row["available_until"],
+        replaced_by=row["replaced_by"],
+        replaced_at=row["replaced_at"],
     )
 
 
@@ -331,10 +333,12 @@ class WorkspaceTx:
         return evicted
 
     async def candidates(self, scope_key: str, limit: int) -> dict[str, str]:
-        """A scope's newest valid records as consolidation pins them: ID -> fingerprint."""
+        """A scope's newest valid records as consolidation pins them: ID -> fingerprint (a
+        replaced record is not a candidate)."""
         rows = await self.conn.fetch(
             "SELECT id, fingerprint FROM memory_records WHERE workspace_id = $1"
-            " AND scope_key = $2 AND valid ORDER BY created_at DESC, id DESC LIMIT $3",
+            " AND scope_key = $2 AND valid AND replaced_by IS NULL"
+            " ORDER BY created_at DESC, id DESC LIMIT $3",
             self.workspace,
             scope_key,
             limit,

@@ -322,6 +322,7 @@ class MiniAppApi:
                 limit=limit + 1,
                 offset=offset,
                 while_off=True,
+                replaced=True,  # shown, marked, until pruned or forgotten
             )
             return standing, found[:limit], len(found) > limit
         standing, every = await find_records(
@@ -332,6 +333,7 @@ class MiniAppApi:
             now=now,
             limit=self.settings.workspace_max_records,
             while_off=True,
+            replaced=True,
         )
         readable = [r for r in every if await c.gate.readable(record_view(r))]
         return standing, readable[offset : offset + limit], len(readable) > offset + limit
@@ -406,6 +408,7 @@ class MiniAppApi:
                 now=now,
                 limit=1,
                 while_off=True,
+                replaced=True,
             )
             if not found or not await c.gate.readable(record_view(found[0])):
                 raise Refusal(404, "gone", "screen-gone")
@@ -543,6 +546,7 @@ class MiniAppApi:
             now=now,
             limit=self.settings.workspace_max_records,
             while_off=True,
+            replaced=True,
         )
         lines = [
             json.dumps(operator.export_line(scope.workspace, r), ensure_ascii=False)

@@ -121,6 +121,8 @@ def record_json(
         "created_at": _when(record.created_at),
         "last_used_at": _when(record.last_used_at),
         "until": _when(record.available_until),
+        "replaced_by": record.replaced_by,
+        "replaced_at": _when(record.replaced_at),
         "indexed": record.id in indexed,
         "may_forget": may_forget(record, scope, actor_id, who),
         "sources": [

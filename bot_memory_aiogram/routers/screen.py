@@ -87,6 +87,9 @@ def render(
         meta = record.created_at.date().isoformat()
         if not p.private:
             meta += " · " + ", ".join(names.get(i, str(i)) for i in record.speaker_ids)
+        if record.replaced_by is not None:
+            when = record.replaced_at.date().isoformat() if record.replaced_at else ""
+            meta += " · " + t("screen-replaced", by=record.replaced_by, when=when)
         lines.append(as_line(f"{n}. ", Bold(title), " — ", Italic(meta), end=""))
     status = t(
         "screen-status",
@@ -159,6 +162,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
                 limit=PAGE,
                 offset=page * PAGE,
                 while_off=True,  # what is kept while memory is off can be seen and forgotten
+                replaced=True,  # shown, marked, until pruned or forgotten
             )
         else:  # the host's read grants: list only what the one acting may read
             _, every = await find_records(
@@ -169,6 +173,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
                 now=now,
                 limit=summary.records + PAGE,
                 while_off=True,
+                replaced=True,
             )
             readable = [r for r in every if await gate.readable(record_view(r))]
             summary = dataclasses.replace(summary, records=len(readable))
@@ -270,6 +275,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
                 now=now,
                 limit=1,
                 while_off=True,
+                replaced=True,
             )
             if not found or not await gate.readable(record_view(found[0])):
                 return await alert("screen-gone")  # gone, forged, or not the presser's to read

@@ -27,6 +27,7 @@ memory-off-topic = Memory is off in this topic; turn it on first.
 screen-title-chat = Memory in this chat
 screen-title-topic = Memory in this topic
 screen-empty = Nothing is remembered here yet.
+screen-replaced = replaced by { $by } on { $when }
 screen-is-off = Memory is off here: these are kept, but not used or added to.
 screen-status = { $count ->
     [one] 1 memory

@@ -28,6 +28,7 @@ memory-off-topic = Память в этой теме выключена — сн
 screen-title-chat = Память этого чата
 screen-title-topic = Память этой темы
 screen-empty = Здесь пока ничего не сохранено.
+screen-replaced = заменено записью { $by } { $when }
 screen-is-off = Память здесь выключена: записи сохранены, но не используются и не пополняются.
 screen-status = { $count ->
     [one] { $count } запись

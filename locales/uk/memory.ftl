@@ -28,6 +28,7 @@ memory-off-topic = Пам’ять у цій темі вимкнено — сп�
 screen-title-chat = Пам’ять цього чату
 screen-title-topic = Пам’ять цієї теми
 screen-empty = Тут поки що нічого не збережено.
+screen-replaced = замінено записом { $by } { $when }
 screen-is-off = Пам’ять тут вимкнено: записи збережено, але вони не використовуються й не поповнюються.
 screen-status = { $count ->
     [one] { $count } запис

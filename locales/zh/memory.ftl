@@ -26,6 +26,7 @@ memory-off-topic = 本话题的记忆已关闭，请先开启。
 screen-title-chat = 本聊天的记忆
 screen-title-topic = 本话题的记忆
 screen-empty = 这里还没有任何记忆。
+screen-replaced = 已于 { $when } 被 { $by } 取代
 screen-is-off = 这里的记忆已关闭：内容会保留，但不会被使用或新增。
 screen-status = { $count } 条记忆 · { $pending ->
     [yes] 索引正在更新

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiogram import Dispatcher
@@ -10,6 +11,7 @@ from bot_memory.service import Memory
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.routers.screen import MemoryScreen
 from bot_memory_aiogram.testing import TestBot, running_bot
+from bot_memory_aiogram.testing.fake_openai import default_responder
 
 GROUP = -100555
 ADA, BO, ADMIN = 1001, 1002, 1003
@@ -246,3 +248,35 @@ async def test_someone_promoted_after_speaking_is_an_admin_at_once() -> None:
         assert await bot.memory.store.pool.fetchval("SELECT enabled FROM memory_scopes") is False
         refused = await bot.say("@memory_test_bot turn on memory", **in_group(ADA))
         assert "admin" in refused  # still refused for a member, after asking again
+
+
+async def test_a_replaced_memory_is_shown_marked_on_the_screen() -> None:
+    """Corrections replace: the record a later conversation replaced stays on the screen,
+    marked with what replaced it and when, until it is pruned or forgotten."""
+
+    def correcting(body: dict[str, Any]) -> dict[str, Any]:
+        answer = default_responder(body)
+        document = body["messages"][-1]["content"]
+        schema = body.get("response_format", {}).get("json_schema", {})
+        if schema.get("name") == "memory_extraction" and "Porto" in document:
+            out = json.loads(answer["content"])
+            out["replaces"] = [m["id"] for m in json.loads(document)["existing_memories"]]
+            answer["content"] = json.dumps(out)
+        return answer
+
+    async with running_bot(with_agent, workspace="test") as bot:
+        bot.llm.responder = correcting
+        await bot.say("I live in Lisbon")
+        await bot.idle()
+        await bot.say("I moved to Porto")
+        await bot.idle()
+        old, new = await bot.memory.store.pool.fetch(
+            "SELECT id, replaced_by, replaced_at FROM memory_records ORDER BY created_at"
+        )
+        assert old["replaced_by"] == new["id"] and new["replaced_by"] is None
+        await bot.say("/memory")
+        screen = text_of(bot, bot.emu.sent[-1].result["message_id"])
+        assert "2 memories" in screen
+        when = old["replaced_at"].date().isoformat()
+        assert f"replaced by {new['id']} on {when}" in screen
+        assert screen.count("replaced by") == 1

@@ -9,11 +9,15 @@ from bot_memory.models.offline import OfflineModel
 from bot_memory.pipeline.prompts import extraction_messages
 
 
-async def extract(texts: list[str]) -> dict[str, object]:
+async def extract(texts: list[str], existing: list[str] | None = None) -> dict[str, object]:
     sources = [
         {"id": f"m{i}", "role": "user", "speaker_id": 7, "text": t} for i, t in enumerate(texts)
     ]
-    messages = extraction_messages(scope_kind="private", sources=sources, existing=[])
+    briefs = [
+        {"id": f"mem_{i}", "title": t, "summary": f"- [m{i}] speaker 7: {t}"}
+        for i, t in enumerate(existing or [])
+    ]
+    messages = extraction_messages(scope_kind="private", sources=sources, existing=briefs)
     done = await OfflineModel().complete(
         messages, output=StructuredOutput(name=EXTRACTION, schema_={})
     )
@@ -26,3 +30,34 @@ async def test_questions_are_not_kept_as_memories() -> None:
     assert asked == {"title": "", "summary": "", "source_ids": []}
     mixed = await extract(["What is the plan?", "we ship v2 on Friday"])
     assert mixed["title"] == "we ship v2 on Friday" and mixed["source_ids"] == ["m1"]
+
+
+async def replaced(text: str, existing: list[str]) -> object:
+    return (await extract([text], existing))["replaces"]
+
+
+async def test_plain_corrections_replace_the_memory_about_the_same_thing() -> None:
+    home = ["I live in Lisbon", "my cat is called Mochi"]
+    assert await replaced("I moved to Porto", home) == ["mem_0"]
+    assert await replaced("Actually my cat is called Kuro", home) == ["mem_1"]
+    assert await replaced("I don't drink coffee anymore", ["I drink coffee daily"]) == ["mem_0"]
+    assert await replaced("I no longer drink coffee", ["I drink coffee daily"]) == ["mem_0"]
+    assert await replaced("我搬到上海了", ["我住在北京"]) == ["mem_0"]
+    assert await replaced("我不再喝咖啡了", ["我每天喝咖啡"]) == ["mem_0"]
+    assert await replaced("其实我的猫叫小黑", ["我的猫叫咪咪"]) == ["mem_0"]
+    assert await replaced("Я переехал в Порту", ["Я живу в Лиссабоне"]) == ["mem_0"]
+    assert await replaced("Я больше не пью кофе", ["Я пью кофе утром"]) == ["mem_0"]
+    assert await replaced("На самом деле машина синяя", ["Моя машина красная"]) == ["mem_0"]
+    assert await replaced("Я переїхав до Порту", ["Я живу в Лісабоні"]) == ["mem_0"]
+    assert await replaced("Я більше не п'ю каву", ["Я п'ю каву зранку"]) == ["mem_0"]
+    assert await replaced("Насправді машина синя", ["Моя машина червона"]) == ["mem_0"]
+
+
+async def test_two_true_facts_are_both_kept() -> None:
+    home = ["I live in Lisbon", "my cat is called Mochi"]
+    assert await replaced("I also have a dog called Kuro", home) == []  # no correction said
+    assert await replaced("my cat likes the window seat", home) == []
+    assert await replaced("Actually the meeting is on Friday", home) == []  # another subject
+    assert await replaced("I moved the meeting to Friday", home) == []  # not a move home
+    assert await replaced("我其实喜欢茶", ["我住在北京"]) == []
+    assert await replaced("I moved to Porto", []) == []
