@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-app test test-pg15 test-quick soak bench lint eval docs docs-config clean
+.PHONY: demo demo-app test test-pg15 test-quick test-lowest soak bench lint eval docs docs-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,22 @@ test-pg15: $(STAMP)
 test-quick: $(STAMP)
 	$(BIN)/python -m pytest $(TEST_ARGS) -m "not slow" tests/unit tests/db tests/bot
 
+# The other end of the declared ranges: .venv-lowest holds the lowest versions pyproject.toml
+# allows (.ci/lowest-constraints.txt pins them; the dev tools stay newest), and the adapter's
+# tests and the database layer run there. The main venv is the newest end.
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed
+LOWEST_CONSTRAINTS := .ci/lowest-constraints.txt
+
+$(LOWEST_STAMP): pyproject.toml $(LOWEST_CONSTRAINTS)
+	test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python -m pip install -q --upgrade pip
+	$(LOWEST)/bin/python -m pip install -q -c $(LOWEST_CONSTRAINTS) -e '.[embedded,dev]'
+	touch $(LOWEST_STAMP)
+
+test-lowest: $(LOWEST_STAMP)
+	$(LOWEST)/bin/python -m pytest $(TEST_ARGS) tests/unit tests/bot tests/db
+
 # The fault suite many times over (a few minutes): SOAK_RUNS=30 make soak for longer.
 soak: $(STAMP)
 	for i in $$(seq 1 $${SOAK_RUNS:-8}); do \
@@ -74,4 +90,4 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out test-out site
+	rm -rf $(VENV) $(LOWEST) .bot_memory .pytest_cache .mypy_cache .ruff_cache eval-out test-out site

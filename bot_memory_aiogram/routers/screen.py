@@ -19,6 +19,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
+from pydantic import field_validator
 
 from bot_memory.access import Gate, Requester
 from bot_memory.agent import record_view
@@ -51,6 +52,12 @@ class MemoryScreen(CallbackData, prefix="bm"):
     page: int = 0
     rid: str = ""
     owner: int = 0
+
+    @field_validator("rid", mode="before")
+    @classmethod
+    def _no_record(cls, value: object) -> object:
+        # aiogram before 3.19 unpacks an empty part as None, not as the field's default.
+        return "" if value is None else value
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,8 @@ def echo_dispatcher() -> Dispatcher:
     async def echo(message: Message) -> None:
         extra = []
         if message.forward_origin is not None:
-            extra.append(f"fwd:{message.forward_origin.type}")
+            origin = message.forward_origin.type  # an enum member under pydantic 2.7, a str later
+            extra.append(f"fwd:{getattr(origin, 'value', origin)}")
         if message.quote is not None:
             extra.append(f"quote:{message.quote.text}")
         await message.answer(" ".join([f"echo: {message.text}", *extra]))

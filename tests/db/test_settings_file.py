@@ -100,6 +100,7 @@ async def test_the_command_line_reads_the_file_given_by_settings(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    monkeypatch.setenv("BOT_MEMORY_SETTINGS", "")  # restored after: the command line sets it
     path = tmp_path / "memory.env"
     path.write_text(f"DATABASE_URL={db_url}\nBOT_MEMORY_WORKSPACE=acme\n")
     before, after = ["--settings", str(path), "status"], ["status", "--settings", str(path)]
