@@ -8,7 +8,11 @@ work:
   `sender_messages_per_second` (1: a person writes about a message a second); a message that
   finds it empty is skipped, with one short notice to the chat and a log line per flood;
 - each chat has at most `chat_max_in_flight` (4) of those being handled at once; the others
-  wait their turn without holding a database connection.
+  wait their turn without holding a database connection;
+- inside a chat the members take turns: a freed slot goes to the next member with a message
+  waiting (round-robin), not to the oldest message, so one member's burst in a group cannot
+  queue ahead of everyone else's; and each member has at most `member_max_queued` (12)
+  messages in flight or waiting, the excess skipped like a flood's (one notice per flood).
 
 A script pushing thousands of messages thus gets a handful handled, and the rest of the bot's
 chats keep the pool's connections, the model and the event loop. Ordinary group traffic (not
@@ -19,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiogram import BaseMiddleware, Bot
@@ -52,8 +57,15 @@ class Bucket:
 
 @dataclass
 class _Chat:
-    slots: asyncio.Semaphore
-    busy: int = 0  # holding a slot or waiting for one
+    """One chat's slots: who holds them, and who waits for one, member by member."""
+
+    in_flight: int = 0
+    # The members with a message waiting, in turn order, each with its waiters (oldest first).
+    turns: OrderedDict[int, deque[asyncio.Future[None]]] = field(default_factory=OrderedDict)
+    pending: dict[int, int] = field(default_factory=dict)  # per member: in flight or waiting
+
+    def idle(self) -> bool:
+        return not self.pending
 
 
 class FairShare(BaseMiddleware):
@@ -62,6 +74,7 @@ class FairShare(BaseMiddleware):
         texts: Texts,
         *,
         max_in_flight: int,
+        member_max_queued: int = 12,
         burst: int,
         per_second: float,
         clock: Callable[[], float] = time.monotonic,
@@ -70,6 +83,7 @@ class FairShare(BaseMiddleware):
         self._metrics = metrics or Metrics(enabled=False)
         self._texts = texts
         self._max_in_flight = max_in_flight
+        self._member_max_queued = max(member_max_queued, 1)
         self._burst = burst
         self._per_second = per_second
         self._clock = clock
@@ -98,15 +112,62 @@ class FairShare(BaseMiddleware):
         key = (bot.id, message.chat.id)
         chat = self._chats.get(key)
         if chat is None:
-            chat = self._chats[key] = _Chat(asyncio.Semaphore(self._max_in_flight))
-        chat.busy += 1
+            chat = self._chats[key] = _Chat()
+        if chat.pending.get(sender, 0) >= self._member_max_queued:
+            self._metrics.fair_share_drop()
+            self._buckets[(bot.id, message.chat.id, sender)].skipped += 1
+            self._skipped(bot, message, sender)
+            return None
+        chat.pending[sender] = chat.pending.get(sender, 0) + 1
         try:
-            async with chat.slots:
+            await self._take_turn(chat, sender)
+            try:
                 return await handler(event, data)
+            finally:
+                self._release(chat)
         finally:
-            chat.busy -= 1
-            if chat.busy == 0:
+            chat.pending[sender] -= 1
+            if chat.pending[sender] == 0:
+                del chat.pending[sender]
+            if chat.idle():
                 del self._chats[key]
+
+    async def _take_turn(self, chat: _Chat, sender: int) -> None:
+        """A slot at once if one is free and nobody waits; else this member's next turn."""
+        if chat.in_flight < self._max_in_flight and not chat.turns:
+            chat.in_flight += 1
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiting = chat.turns.get(sender)
+        if waiting is None:
+            waiting = chat.turns[sender] = deque()  # a member new to the queue: last in turn
+        waiting.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._release(chat)  # given the slot, then cancelled: pass it on
+            else:
+                waiting = chat.turns.get(sender)
+                if waiting is not None and turn in waiting:
+                    waiting.remove(turn)
+                    if not waiting:
+                        del chat.turns[sender]
+            raise
+
+    def _release(self, chat: _Chat) -> None:
+        """A slot is free: the member first in turn gets it, and goes to the back of the turn."""
+        chat.in_flight -= 1
+        while chat.turns and chat.in_flight < self._max_in_flight:
+            member, waiting = next(iter(chat.turns.items()))
+            turn = waiting.popleft()
+            if waiting:
+                chat.turns.move_to_end(member)
+            else:
+                del chat.turns[member]
+            if not turn.done():
+                chat.in_flight += 1
+                turn.set_result(None)
 
     def _admit(self, key: tuple[int, int, int]) -> bool:
         now = self._clock()

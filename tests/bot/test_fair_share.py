@@ -70,3 +70,69 @@ async def test_a_person_sending_a_burst_is_not_a_flood(db_url: str) -> None:
 
 async def _count(env, n: int) -> bool:  # type: ignore[no-untyped-def]
     return len(await _replies(env, FLOOD)) >= n
+
+
+GROUP, ALICE, BOB, CAROL = -100777, 3003, 4004, 5005
+
+
+def _in_group(user_id: int, text: str) -> dict[str, object]:
+    return {"chat_type": "supergroup", "chat_id": GROUP, "user_id": user_id, "text": text}
+
+
+async def test_one_members_burst_in_a_group_does_not_hold_back_another_member(
+    db_url: str,
+) -> None:
+    """Fair share inside a group: a member's burst (within their bucket) takes its turn beside
+    the others' messages, round-robin, instead of queueing ahead of all of them; what is over
+    the member's bound is skipped with one notice."""
+    async with running(db_url) as env:  # the defaults: 4 in flight, 12 per member
+        env.llm.script(*["delay:0.5"] * 4)  # the burst's first four answers take a while
+        for i in range(20):
+            env.emu.push_message(**_in_group(ALICE, f"@memory_test_bot question {i}"))
+        await env.llm.wait_for_requests(4)  # four in flight, the rest of the burst waiting
+        env.emu.push_message(**_in_group(BOB, "@memory_test_bot remember that the demo is at 3"))
+
+        async def bob_answered() -> bool:
+            return any(t.startswith("Noted") for t in await _replies(env, GROUP))
+
+        await wait_until(bob_answered)
+        replies = await _replies(env, GROUP)
+        # Bob's note was taken at the first free slot: behind at most the four in flight (and
+        # one of Alice's taking its turn), not behind her whole backlog.
+        assert replies.index("Noted. I'll remember that.") <= 5, replies
+        notes = await env.rows("SELECT summary FROM memory_records WHERE origin = 'note'")
+        assert [n["summary"].endswith("remember that the demo is at 3") for n in notes] == [True]
+
+        async def alice_drained() -> bool:
+            return len(await _replies(env, GROUP)) >= 12 + 1
+
+        await wait_until(alice_drained)
+        # Alice's messages beyond her bound (12 in flight or waiting) were skipped, with one
+        # notice for the flood; none of them reached the database.
+        assert len(await _notices(env, GROUP)) == 1
+        recorded = await env.rows(
+            "SELECT count(*) FROM messages"
+            " WHERE chat_id = $1 AND speaker_id = $2 AND role = 'user'",
+            GROUP,
+            ALICE,
+        )
+        assert recorded[0][0] == 12
+
+
+async def test_a_busy_group_gets_through_as_before(db_url: str) -> None:
+    async with running(db_url) as env:  # the defaults
+        for round_ in range(3):
+            for user in (ALICE, BOB, CAROL):
+                env.emu.push_message(**_in_group(user, f"@memory_test_bot {user} says {round_}"))
+
+        async def all_answered() -> bool:
+            return len(await _replies(env, GROUP)) >= 9
+
+        await wait_until(all_answered)
+        assert await _notices(env, GROUP) == []
+        share = next(m for m in env.dp.update.outer_middleware if type(m).__name__ == "FairShare")
+
+        async def forgotten() -> bool:
+            return share._chats == {}
+
+        await wait_until(forgotten)
