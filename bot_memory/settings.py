@@ -127,9 +127,9 @@ class MemorySettings(BaseSettings):
     sender_burst_messages: int = 20
     sender_messages_per_second: float = 1.0
     chat_max_in_flight: int = 4  # handled at once per chat, the others wait; 0: no limits
-    # Inside a chat, the members take turns (round-robin) for those slots, and each member may
-    # have this many messages in flight or waiting; beyond it a flood's excess is skipped, with
-    # one notice.
+    # Inside a chat, the members take turns (round-robin) for those slots, and in a group each
+    # member may have this many messages in flight or waiting; beyond it a flood's excess is
+    # skipped, with one notice.
     member_max_queued: int = Field(default=12, ge=1)
 
     # --- retention ----------------------------------------------------------------------------

@@ -11,8 +11,9 @@ work:
   wait their turn without holding a database connection;
 - inside a chat the members take turns: a freed slot goes to the next member with a message
   waiting (round-robin), not to the oldest message, so one member's burst in a group cannot
-  queue ahead of everyone else's; and each member has at most `member_max_queued` (12)
-  messages in flight or waiting, the excess skipped like a flood's (one notice per flood).
+  queue ahead of everyone else's; and in a group each member has at most `member_max_queued`
+  (12) messages in flight or waiting, the excess skipped like a flood's (one notice per
+  flood). A private chat has one member: its sender's bucket bounds it, as before.
 
 A script pushing thousands of messages thus gets a handful handled, and the rest of the bot's
 chats keep the pool's connections, the model and the event loop. Ordinary group traffic (not
@@ -113,7 +114,8 @@ class FairShare(BaseMiddleware):
         chat = self._chats.get(key)
         if chat is None:
             chat = self._chats[key] = _Chat()
-        if chat.pending.get(sender, 0) >= self._member_max_queued:
+        alone = message.chat.type == "private"  # nobody else in the chat to hold back
+        if not alone and chat.pending.get(sender, 0) >= self._member_max_queued:
             self._metrics.fair_share_drop()
             self._buckets[(bot.id, message.chat.id, sender)].skipped += 1
             self._skipped(bot, message, sender)

@@ -136,3 +136,13 @@ async def test_a_busy_group_gets_through_as_before(db_url: str) -> None:
             return share._chats == {}
 
         await wait_until(forgotten)
+
+
+async def test_the_member_bound_is_for_groups_a_private_burst_is_bounded_by_its_bucket(
+    db_url: str,
+) -> None:
+    async with running(db_url) as env:  # the defaults: 12 per member, a bucket of 20
+        for i in range(16):
+            env.emu.push_message(chat_id=FLOOD, user_id=FLOOD, text=f"part {i} of my notes")
+        await wait_until(lambda: _count(env, 16))
+        assert await _notices(env, FLOOD) == []
