@@ -67,7 +67,7 @@ async def test_two_sessions_on_one_database_url_each_get_memory(host_database_ur
             notes = await bot.memory.store.pool.fetch(
                 "SELECT summary FROM memory_records WHERE origin = 'note'"
             )
-            assert [n["summary"] for n in notes] == ["remember that " + text]  # this one's only
+            assert [n["summary"] for n in notes] == [text]  # this one's only, in the user's words
     assert urls[0] != urls[1] and all(u and u.startswith(host_database_url[:8]) for u in urls)
     assert await kit_databases(host_database_url) == before  # both dropped on the way out
 
