@@ -136,6 +136,10 @@ class MemorySettings(BaseSettings):
     message_retention_days: float | None = None  # keep messages no longer than this (none: chat's)
     inactive_prune_days: int = 30
     workspace_max_records: int = 256
+    # The cap shared fairly: past it, a scope (or one speaker's notes) holding more than this
+    # share of it gives its least recently used records first; the workspace's least recently
+    # used only when nobody is over their share.
+    scope_max_share: float = Field(default=0.5, gt=0, le=1)
 
     # --- authorization ------------------------------------------------------------------------
     admin_user_ids: frozenset[int] = frozenset()  # workspace owners/admins beyond chat admins

@@ -316,6 +316,7 @@ def _limits() -> Limits:
     return Limits(
         directory_max=settings.pending_directory_max,
         max_records=settings.workspace_max_records,
+        max_share=settings.scope_max_share,
         inactive_days=settings.inactive_prune_days,
         consolidation_max_candidates=settings.consolidation_max_candidates,
     )

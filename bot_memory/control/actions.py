@@ -209,7 +209,7 @@ async def _remember(
     title: str | None,
     now: datetime,
 ) -> ControlResult:
-    """One statement (bm_remember_v2): under the workspace lock, unless the bot left the chat or
+    """One statement (bm_remember_v3): under the workspace lock, unless the bot left the chat or
     memory is off here, the note is stored and its scope written back.
 
     A note is the message as it is at that commit, checked under the lock: the text it was
@@ -223,7 +223,7 @@ async def _remember(
     record = _note(source, request, title, now)
     scope = source.scope
     outcome = await store.pool.fetchval(
-        "SELECT bm_remember_v2($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8, $9)",
+        "SELECT bm_remember_v3($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8, $9, $10)",
         scope.workspace,
         json.dumps(
             {
@@ -239,6 +239,7 @@ async def _remember(
         record.fingerprint,
         record_vector(record.title, record.summary),
         store.limits.max_records,
+        store.limits.max_share,
         *recall_limits(store.limits),
         now,
     )

@@ -18,6 +18,7 @@ PIPELINE_SETTINGS = (
     "index_max_ids",
     "existing_memory_in_batch",
     "workspace_max_records",
+    "scope_max_share",
     "inactive_prune_days",
     "message_retention_days",
     "workspace_budget_usd",

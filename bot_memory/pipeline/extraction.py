@@ -106,7 +106,7 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
 async def _commit(
     ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime, at: datetime
 ) -> None:
-    """One statement (bm_commit_extraction_v2): under the workspace lock, if the job is still
+    """One statement (bm_commit_extraction_v3): under the workspace lock, if the job is still
     this worker's, no earlier claim's call of it was cut off (the ledger's check, made here
     for a job resumed from its checkpoint) and its input still holds, the record (inheriting
     the sources of the memories it carried facts from), the scope's watermark, the job done,
@@ -117,8 +117,8 @@ async def _commit(
     record = None if out.is_empty else _record(job, out, now)
     snap = job.snapshot
     row = await ctx.pool.fetchrow(
-        "SELECT * FROM bm_commit_extraction_v2($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
-        " $8::text[], $9::text[], $10, $11::tsvector, $12, $13, $14, $15)",
+        "SELECT * FROM bm_commit_extraction_v3($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
+        " $8::text[], $9::text[], $10, $11::tsvector, $12, $13, $14, $15, $16)",
         job.workspace,
         job.scope_key,
         job.id,
@@ -132,6 +132,7 @@ async def _commit(
         None if record is None else record_vector(record.title, record.summary),
         at,
         ctx.store.limits.max_records,
+        ctx.store.limits.max_share,
         *recall_limits(ctx.store.limits),
     )
     assert row is not None

@@ -44,6 +44,7 @@ class _Undo(Exception):
 class Limits:
     directory_max: int = 8
     max_records: int = 256
+    max_share: float = 0.5  # of max_records, per scope or speaker, while the cap evicts
     inactive_days: int = 30
     consolidation_max_candidates: int = 48
 
@@ -317,12 +318,13 @@ class WorkspaceTx:
         ID exists already is left as it is (a note is one per message). Returns the evicted
         (record ID, scope key) pairs."""
         rows = await self.conn.fetch(
-            "SELECT * FROM bm_add_record($1, $2::jsonb, $3, $4::tsvector, $5)",
+            "SELECT * FROM bm_add_record_v2($1, $2::jsonb, $3, $4::tsvector, $5, $6)",
             self.workspace,
             record.model_dump_json(),
             record.fingerprint,
             record_vector(record.title, record.summary),
             self.limits.max_records,
+            self.limits.max_share,
         )
         evicted = [(r["id"], r["scope_key"]) for r in rows if not r["added"]]
         for r in rows:

@@ -84,7 +84,7 @@ async def test_a_remember_is_one_statement(memory: Memory, counted: CountingPool
     request = recognize(source.text)
     assert request is not None
     result = await memory.control(request, source, who=OWNER, now=NOW)
-    assert await counted.taken() == ["bm_remember_v2"]
+    assert await counted.taken() == ["bm_remember_v3"]
     assert result.outcome == "remembered"
     stored = await view(memory)
     assert note_id(source.message_id) in stored.records
@@ -159,7 +159,7 @@ async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
     assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "done"
     # Calls of the job cut off by a crash become unknown in the same statement (nothing is sent
     # from a checkpoint; a job that calls the model checks the ledger before the call).
-    assert await counting.taken() == ["bm_commit_extraction_v2"]
+    assert await counting.taken() == ["bm_commit_extraction_v3"]
     [record] = (await view(memory)).valid_records(SCOPE.key)
     assert record.title == "stand-up"
     assert await memory.store.recall_row(SCOPE) == without_index([shown(record)])
