@@ -48,13 +48,17 @@ asyncio.run(main())
 """
 
 # A start that stops inside migration 005's transaction, holding the migration lock.
+# Stalls between statements with migration 005's lock held (as a process killed mid-deploy
+# would): the server sees the client go at once. A server-side pg_sleep would keep the lock
+# until it returned, whatever became of the client.
 SLOW_MIGRATION = """
 import asyncio
+import time
 from bot_memory.service import Memory
 from bot_memory.storage import database
 
 plain = database.Migration.sql
-database.Migration.sql = lambda m: ("SELECT pg_sleep(120);" if m.version == 5 else "") + plain(m)
+database.Migration.sql = lambda m: (time.sleep(120) if m.version == 5 else None) or plain(m)
 
 async def main():
     memory = await Memory.open()
