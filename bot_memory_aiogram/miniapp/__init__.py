@@ -37,7 +37,10 @@ _FILES = {
 # The page runs only its own script and Telegram's, and talks only to its own API.
 _CSP = (
     "default-src 'none'; script-src 'self' https://telegram.org; style-src 'self' 'unsafe-inline';"
-    " img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'"
+    " img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none';"
+    # Framed only by Telegram's own clients (web.telegram.org's A and K, the desktop apps'
+    # webviews load it top-level).
+    " frame-ancestors 'self' https://web.telegram.org https://*.telegram.org"
 )
 
 

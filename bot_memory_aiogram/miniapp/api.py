@@ -106,9 +106,13 @@ class Caller:
 _Body = TypeVar("_Body", bound=BaseModel)
 
 
+# A memory ID as the store makes them: never a NUL or anything else the database refuses.
+MemoryId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
 class ForgetBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ids: list[Annotated[str, Field(max_length=64)]] = Field(min_length=1)
+    ids: list[MemoryId] = Field(min_length=1)
 
 
 class SwitchBody(BaseModel):
@@ -598,8 +602,18 @@ def _int(raw: str, low: int, high: int) -> int:
         raise Refusal(400, "request", "page-error-request") from exc
 
 
+BODY_MAX_BYTES = 64 * 1024  # a selection of IDs is a few KB; held however the page is mounted
+
+
 async def _body(request: web.Request, model: type[_Body]) -> _Body:
+    """A JSON body within BODY_MAX_BYTES (413 past it, whatever the host app's own limit), that
+    parses and validates (400 otherwise: bad JSON, nesting too deep, an ID with a NUL)."""
+    if (request.content_length or 0) > BODY_MAX_BYTES:
+        raise Refusal(413, "too_large", "page-error-request")
+    raw = await request.content.read(BODY_MAX_BYTES + 1)
+    if len(raw) > BODY_MAX_BYTES:
+        raise Refusal(413, "too_large", "page-error-request")
     try:
-        return model.model_validate(await request.json())
-    except (ValueError, ValidationError) as exc:
+        return model.model_validate(json.loads(raw))
+    except (ValueError, ValidationError, RecursionError) as exc:
         raise Refusal(400, "request", "page-error-request") from exc

@@ -567,3 +567,40 @@ async def test_a_hosts_test_calls_the_api_with_the_kits_signed_init_data() -> No
                 assert [r["title"] for r in topic["records"]] == ["standup is at 10"]
         finally:
             await runner.cleanup()
+
+
+async def _bad_bodies(http: httpx.AsyncClient, headers: dict[str, str], prefix: str) -> None:
+    """Every malformed body a 400, every oversized one a 413, no traceback."""
+    forget = prefix + "/api/forget"
+    nested = "[" * 100_000 + "]" * 100_000  # deeper than json can parse: RecursionError
+    for body, status in (
+        (b"{not json", 400),
+        (nested[:60_000].encode(), 400),
+        (json.dumps({"ids": ["mem\u0000x"]}).encode(), 400),  # a NUL in an ID
+        (json.dumps({"ids": ["a" * 65]}).encode(), 400),
+        (b'{"ids": ["' + b"a" * 70_000 + b'"]}', 413),  # past the page's 64 KiB
+        (b"x" * (2 * 1024 * 1024), 413),
+    ):
+        answer = await http.post(forget, content=body, headers=headers)
+        assert answer.status_code == status, (body[:40], answer.status_code, answer.text[:200])
+
+
+async def test_bad_bodies_are_400_and_413_served_or_mounted(
+    app: App, caplog: pytest.LogCaptureFixture
+) -> None:
+    headers = {
+        "Authorization": f"tma {init_data(app.bot, ADA)}",
+        "content-type": "application/json",
+    }
+    await _bad_bodies(app.http, headers, "")
+    # Mounted in a host's app with a far larger limit: the page's own limit still holds.
+    server = web.Application(client_max_size=16 * 1024 * 1024)
+    assert mount(server, app.bot.dp, app.bot.bot) is not None
+    async with (
+        TestServer(server) as test_server,
+        httpx.AsyncClient(base_url=str(test_server.make_url("/"))) as http,
+    ):
+        await _bad_bodies(http, headers, "/app")
+        csp = (await http.get("/app/")).headers["content-security-policy"]
+        assert "frame-ancestors 'self' https://web.telegram.org" in csp
+    assert "Traceback" not in caplog.text
