@@ -1250,36 +1250,10 @@ CREATE OR REPLACE FUNCTION bm_remember_v2(
     max_records integer, directory_max integer, summary_chars integer, at timestamptz
 ) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE
-    skey text := scope->>'scope_key';
-    s memory_scopes%ROWTYPE;
-    added jsonb;
 BEGIN
-    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        RETURN 'gone';
-    END IF;
-    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
-    IF FOUND AND s.suspended THEN
-        RETURN 'unavailable';
-    ELSIF FOUND AND NOT s.enabled THEN
-        RETURN 'memory_off';
-    END IF;
-    IF bm_source_problem_v2(ws, skey, rec->'sources', at) IS NOT NULL THEN
-        RETURN 'source_changed';
-    END IF;
-    IF s.scope_key IS NULL THEN
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
-            topic_id)
-        VALUES (ws, skey, scope->>'kind', (scope->>'bot_id')::bigint,
-            (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
-            (scope->>'topic_id')::bigint);
-    END IF;
-    added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
-    PERFORM bm_save_scopes(ws, '[]'::jsonb,
-        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
-        added, directory_max, summary_chars);
-    RETURN 'remembered';
+    -- bm_remember_v3 with no share smaller than the whole cap: plain LRU (migration 021).
+    RETURN bm_remember_v3(ws, scope, rec, rec_fingerprint, rec_search, max_records, 1.0,
+        directory_max, summary_chars, at);
 END $$;
 
 -- bm_remember_v2 with the cap shared fairly (bm_added_v2, migration 021).
@@ -1406,113 +1380,13 @@ CREATE OR REPLACE FUNCTION bm_commit_extraction(
     OUT outcome text, OUT detail text
 )
 LANGUAGE plpgsql AS $$
-DECLARE
-    s memory_scopes%ROWTYPE;
-    shortcut memory_scopes%ROWTYPE;
-    stop_kind text := 'changed';
-    kept text[] := '{}';
-    added jsonb;
-    others text[] := '{}';
 BEGIN
-    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        outcome := 'gone'; RETURN;
-    END IF;
-    -- The job is ended as done while its ownership is checked (one write of its row); a commit
-    -- that stops it instead writes the stop over that (as bm_stop_job leaves a job).
-    UPDATE memory_jobs SET phase = 'done', lease_until = NULL, ownership_token = NULL,
-        checkpoint = '{}'::jsonb, finished_at = now(), updated_at = now()
-    WHERE workspace_id = ws AND id = job_id AND ownership_token = token AND lease_until > now();
-    IF NOT FOUND THEN
-        outcome := 'lost'; RETURN;
-    END IF;
-    IF EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ws
-               AND l.job_id = bm_commit_extraction.job_id
-               AND l.outcome = 'pending') THEN
-        PERFORM bm_close_abandoned(ws, job_id);
-        detail := 'unknown provider outcome: the call was cut off';
-        PERFORM bm_stopped(ws, job_id, detail, 'unknown');
-        outcome := 'cut_off'; RETURN;
-    END IF;
-    -- The scope, read once (as bm_input_problem checks it, then as bm_save_scopes writes it).
-    SELECT * INTO s FROM memory_scopes m WHERE m.workspace_id = ws AND m.scope_key = skey;
-    IF NOT FOUND THEN
-        stop_kind := 'gone'; detail := 'the scope is gone';
-    ELSIF NOT s.enabled THEN
-        stop_kind := 'off'; detail := 'memory was turned off in this scope';
-    ELSIF s.suspended THEN
-        stop_kind := 'off'; detail := 'the bot is no longer in this chat';
-    ELSE
-        detail := bm_source_problem_v2(ws, skey, sources, at);  -- retained at `at`
-    END IF;
-    IF detail IS NULL AND rec IS NOT NULL AND cardinality(carried) > 0 THEN
-        kept := ARRAY(SELECT r.id FROM memory_records r WHERE r.workspace_id = ws
-            AND r.id = ANY(carried) AND r.valid ORDER BY r.id);
-        IF cardinality(kept) <> (SELECT count(DISTINCT c) FROM unnest(carried) c) THEN
-            detail := 'a memory it carried facts from is gone';
-        END IF;
-    END IF;
-    IF detail IS NOT NULL THEN
-        PERFORM bm_stopped(ws, job_id, detail || ' during extraction', stop_kind);
-        outcome := 'stopped'; RETURN;
-    END IF;
-    -- The watermark moves on (off ranges wholly behind it are no longer needed).
-    s.extracted_through := greatest(s.extracted_through, through_request);
-    IF s.off_ranges <> '[]'::jsonb THEN
-        s.off_ranges := (SELECT coalesce(jsonb_agg(o.r ORDER BY o.n), '[]'::jsonb)
-                         FROM jsonb_array_elements(s.off_ranges) WITH ORDINALITY AS o(r, n)
-                         WHERE (o.r->>1)::bigint > s.extracted_through);
-    END IF;
-    IF rec IS NOT NULL THEN
-        -- Its own sources first; a carried record's sources come along as inherited.
-        IF cardinality(kept) > 0 THEN rec := rec || jsonb_build_object(
-            'derived_from', to_jsonb(kept),
-            'sources', (rec->'sources') || coalesce((
-                SELECT jsonb_agg(jsonb_build_object('message_id', i.message_id, 'hash', i.hash,
-                    'speaker_id', i.speaker_id, 'thread_id', i.thread_id, 'role', i.role,
-                    'inherited', true) ORDER BY i.message_id)
-                FROM (SELECT DISTINCT ON (d.message_id) d.* FROM record_sources d
-                      WHERE d.workspace_id = ws AND d.record_id = ANY(kept)
-                        AND d.message_id NOT IN (SELECT (x->>'message_id')::bigint
-                            FROM jsonb_array_elements(rec->'sources') x)
-                      ORDER BY d.message_id, d.record_id) i), '[]'::jsonb));
-        END IF;
-        SELECT jsonb_build_object(  -- as bm_added
-            'scope_key', max(a.scope_key) FILTER (WHERE a.added),
-            'id', max(a.id) FILTER (WHERE a.added),
-            'evicted', coalesce(jsonb_agg(a.id) FILTER (WHERE NOT a.added), '[]'::jsonb),
-            'evicted_scopes', coalesce(jsonb_agg(DISTINCT a.scope_key)
-                                           FILTER (WHERE NOT a.added), '[]'::jsonb))
-          INTO added
-          FROM bm_add_record(ws, rec, rec_fingerprint, rec_search, max_records) a;
-        s.index_pending := true;  -- its records changed: the index is stale
-        others := ARRAY(SELECT k FROM jsonb_array_elements_text(added->'evicted_scopes') k
-                        WHERE k <> skey ORDER BY k);
-        IF added->>'scope_key' = skey THEN
-            shortcut := bm_prepend(ws, s, added, directory_max, summary_chars);
-        END IF;
-    END IF;
-    IF shortcut.scope_key IS NOT NULL THEN
-        s := shortcut;
-    ELSE
-        s := bm_derive(ws, s, directory_max, summary_chars);
-    END IF;
-    -- due_at from the row as it is now: ingress schedules wake-ups without the workspace lock.
-    UPDATE memory_scopes SET
-        extracted_through = s.extracted_through, off_ranges = s.off_ranges,
-        index_text = s.index_text, index_ids = s.index_ids,
-        index_candidates = s.index_candidates, index_built_at = s.index_built_at,
-        index_pending = s.index_pending, recall = s.recall,
-        due_at = CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
-            THEN 'epoch'::timestamptz ELSE least(coalesce(due_at, at), at) END
-    WHERE workspace_id = ws AND scope_key = skey;
-    IF cardinality(others) > 0 THEN  -- records of other scopes were evicted
-        PERFORM bm_save_scopes(ws, '[]'::jsonb, others, '{}', NULL, directory_max,
-            summary_chars);  -- bumps the version
-    ELSE
-        UPDATE workspaces SET version = version + 1, updated_at = now() WHERE id = ws;
-    END IF;
-    outcome := 'done';
+    -- bm_commit_extraction_fair with no share smaller than the whole cap: nobody is over it,
+    -- so eviction is the plain LRU this function always had (migration 021).
+    SELECT c.outcome, c.detail INTO outcome, detail
+      FROM bm_commit_extraction_fair(ws, skey, job_id, token, sources, through_request, rec,
+          carried, rec_fingerprint, rec_search, at, max_records, 1.0, directory_max,
+          summary_chars) c;
 END $$;
 
 -- bm_commit_extraction, and the records its answer corrects or makes obsolete (`replaces`,

@@ -282,3 +282,32 @@ BEGIN
             summary_chars);
     END IF;
 END $$;
+
+-- The older entry points keep their meaning (one share: the whole cap, plain LRU) by calling
+-- the new ones, so each commit's body is written once.
+CREATE OR REPLACE FUNCTION bm_commit_extraction(
+    ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
+    rec jsonb, carried text[], rec_fingerprint text, rec_search tsvector, at timestamptz,
+    max_records integer, directory_max integer, summary_chars integer,
+    OUT outcome text, OUT detail text
+)
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- bm_commit_extraction_fair with no share smaller than the whole cap: nobody is over it,
+    -- so eviction is the plain LRU this function always had (migration 021).
+    SELECT c.outcome, c.detail INTO outcome, detail
+      FROM bm_commit_extraction_fair(ws, skey, job_id, token, sources, through_request, rec,
+          carried, rec_fingerprint, rec_search, at, max_records, 1.0, directory_max,
+          summary_chars) c;
+END $$;
+
+CREATE OR REPLACE FUNCTION bm_remember_v2(
+    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
+    max_records integer, directory_max integer, summary_chars integer, at timestamptz
+) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- bm_remember_v3 with no share smaller than the whole cap: plain LRU (migration 021).
+    RETURN bm_remember_v3(ws, scope, rec, rec_fingerprint, rec_search, max_records, 1.0,
+        directory_max, summary_chars, at);
+END $$;
