@@ -659,15 +659,13 @@ class Memory:
             query=message,
             record_id=None,
             now=now,
-            limit=most + len(recalled.memory_ids),
+            limit=most,
+            excluded=recalled.memory_ids,
         )
         if standing != "ok":
             return recalled
-        named = set(recalled.memory_ids)
         picked = []
         for record in found:
-            if record.id in named:
-                continue
             if gate is not None and not await gate.readable(record_view(record)):
                 continue
             picked.append(match_entry(record))

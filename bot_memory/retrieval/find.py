@@ -15,6 +15,7 @@ another scope's rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import asyncpg
@@ -85,13 +86,15 @@ async def find_records(
     offset: int = 0,
     while_off: bool = False,
     replaced: bool = False,
+    excluded: Sequence[str] = (),
 ) -> tuple[str, list[MemoryRecord]]:
     """A scope's available records with its standing ("ok", "off", "unavailable", "gone"):
     one by ID, the best matches of a query (ranked), or all, newest first. Nothing while memory
     is off in the scope, unless `while_off` (the /memory screen and the Mini App list, search,
     forget and export what is kept: off means not used and not added to, never hidden). A
     record a later one replaced is left out, unless `replaced` (the /memory screen and the Mini
-    App show it, marked)."""
+    App show it, marked). `excluded` records are left out of a query's matches (recall's
+    block already names them: fetching them only to skip them costs their whole rows)."""
     readable = "('ok', 'off')" if while_off else "('ok')"
     available = _AVAILABLE if replaced else _AVAILABLE + " AND r.replaced_by IS NULL"
     parsed = parse_query(query) if record_id is None else Query([], [])
@@ -102,6 +105,7 @@ async def find_records(
             scoped AS MATERIALIZED (
                 SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
                 FROM memory_records r, sw WHERE sw.standing IN {readable} AND {available}
+                  AND r.id <> ALL($8::text[])
             ), {_ranking(4, 5, limit=6, offset=7)}
             SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
                 SELECT {_RECORD} FROM top t
@@ -116,6 +120,7 @@ async def find_records(
             parsed.in_title,
             limit,
             offset,
+            list(excluded),
         )
     else:
         rows = await conn.fetch(
