@@ -161,12 +161,14 @@ def _when(value: Any) -> str:
 
 async def show_status(args: argparse.Namespace, db: Database) -> int:
     # A worker that missed a few ticks is likely stopped (or stuck): say so, not just when.
-    quiet = live_window(MemorySettings().tick_interval_seconds)
-    report = await operator.status(db.pool, limit=args.limit, live_within=quiet)
+    settings = MemorySettings()
+    quiet = live_window(settings.tick_interval_seconds)
+    cap = (settings.workspace_max_records, settings.scope_max_share)
+    report = await operator.status(db.pool, limit=args.limit, live_within=quiet, cap=cap)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
         return 0
-    budget = MemorySettings().workspace_budget_usd
+    budget = settings.workspace_budget_usd
     totals = report["totals"]
     spaces, records = totals.get("workspaces", 0), totals.get("records", 0)
     print(
@@ -185,6 +187,13 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
         for w in report["workspaces"]
     ]
     emit(args, rows, ["workspace", "records", "scopes", "jobs", "spent", "last served"])
+    if report["at_share"]:
+        print(
+            f"\nAt their share of the cap ({report['at_share'][0]['share']} of"
+            f" {settings.workspace_max_records} records, BOT_MEMORY_SCOPE_MAX_SHARE): past the"
+            " cap their least used records go first:"
+        )
+        emit(args, report["at_share"], ["workspace", "holder", "who", "held"])
     if report["problems"]:
         print("\nJobs that need an operator (failed, or stopped on an unknown outcome or budget):")
         problems = [

@@ -32,11 +32,14 @@ async def status(
     limit: int = 50,
     workspace: str | None = None,
     live_within: timedelta | None = None,
+    cap: tuple[int, float] | None = None,
 ) -> dict[str, Any]:
     """Every workspace's figures (or one workspace's, for its admins in the Mini App); each
     worker and what it calls; jobs waiting for a model no worker that ticked within
     `live_within` calls (default: three default ticks and a minute), with what each live
-    worker lacks for them."""
+    worker lacks for them. With `cap` (workspace_max_records, scope_max_share), the scopes of
+    these workspaces holding at least their fair share of it, and the speakers whose notes
+    do: past the cap, their least used records are the first to go."""
     live_within = live_within or live_window(60.0)
     workspaces = await pool.fetch(
         """
@@ -74,6 +77,22 @@ async def status(
         workspace,
     )
     bots = await pool.fetch("SELECT bot_id, settings FROM bot_models ORDER BY bot_id")
+    shown = [w["workspace"] for w in workspaces]
+    max_records, max_share = cap or (0, 1.0)
+    at_share = await pool.fetch(
+        "WITH c AS (SELECT bm_fair_share($2, $3) AS share)"
+        " SELECT workspace_id AS workspace, 'scope' AS holder, scope_key AS who,"
+        " count(*) AS held, min(c.share) AS share FROM memory_records, c"
+        " WHERE workspace_id = ANY($1::text[])"
+        " GROUP BY workspace_id, scope_key HAVING count(*) >= min(c.share)"
+        " UNION ALL SELECT workspace_id, 'speaker', s::text, count(*), min(c.share)"
+        " FROM memory_records, unnest(speaker_ids) s, c WHERE workspace_id = ANY($1::text[])"
+        " AND origin = 'note' GROUP BY workspace_id, s HAVING count(*) >= min(c.share)"
+        " ORDER BY 1, 2, 4 DESC, 3",
+        shown if cap is not None else [],
+        max_records,
+        max_share,
+    )
     totals = await pool.fetchrow(
         "SELECT (SELECT count(*) FROM workspaces) AS workspaces,"
         " (SELECT count(*) FROM memory_records WHERE valid) AS records"
@@ -82,6 +101,7 @@ async def status(
         "totals": dict(totals) if totals else {},
         "workspaces": [{**dict(r), "jobs": _json(r["jobs"])} for r in workspaces],
         "problems": [dict(r) for r in problems],
+        "at_share": [dict(r) for r in at_share],
         "workers": [{**dict(r), "settings": _json(r["settings"])} for r in ticks],
         "waiting": waiting_for_models(
             [dict(r) for r in pinned], [dict(r) for r in ticks if r["live"]]

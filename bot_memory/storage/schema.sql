@@ -658,6 +658,13 @@ BEGIN
     END IF;
 END $$;
 
+-- The cap's fair share, in records: what one scope, or one speaker's notes, may hold of a
+-- workspace's `max_records` before the cap evicts from them first (at least one record).
+CREATE OR REPLACE FUNCTION bm_fair_share(max_records integer, max_share real) RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT greatest(1, floor(max_records * max_share))::integer
+$$;
+
 -- bm_add_record, the cap shared fairly (migration 021): past the workspace's cap the records go
 -- from whoever holds the most, one at a time: from the scope holding the most if it holds more
 -- than `max_share` of the cap (at least one record), else from the whole workspace; within
@@ -674,7 +681,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r memory_records%ROWTYPE := jsonb_populate_record(NULL::memory_records, rec);
     bound timestamptz;
-    share integer := greatest(1, floor(max_records * max_share))::integer;
+    share integer := bm_fair_share(max_records, max_share);
     total integer;
     big_key text;
     big_speaker bigint;
