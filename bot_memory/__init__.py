@@ -14,11 +14,18 @@ from bot_memory.models import ChatModel
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import DatabaseUnavailable, SourceMessage
+from bot_memory.storage import (
+    DatabaseUnavailable,
+    DatabaseUrlInvalid,
+    SchemaBehind,
+    ServerTooOld,
+    SourceMessage,
+)
 
 __all__ = [
     "ChatModel",
     "DatabaseUnavailable",
+    "DatabaseUrlInvalid",
     "Gate",
     "ItemView",
     "JsonFormatter",
@@ -27,7 +34,9 @@ __all__ = [
     "MemorySettings",
     "MemoryUnavailable",
     "Requester",
+    "SchemaBehind",
     "Scope",
+    "ServerTooOld",
     "SourceMessage",
     "ToolContext",
     "Turn",

@@ -9,6 +9,13 @@ The names in `__all__` are the public API (with `bot_memory_aiogram.miniapp`'s `
 from bot_memory_aiogram.middleware import FLAG as MEMORY_FLAG
 from bot_memory_aiogram.middleware import WorkspaceResolver
 from bot_memory_aiogram.routers.common import Directed
-from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
+from bot_memory_aiogram.setup import ALLOWED_UPDATES, SetupTooLate, setup
 
-__all__ = ["ALLOWED_UPDATES", "MEMORY_FLAG", "Directed", "WorkspaceResolver", "setup"]
+__all__ = [
+    "ALLOWED_UPDATES",
+    "MEMORY_FLAG",
+    "Directed",
+    "SetupTooLate",
+    "WorkspaceResolver",
+    "setup",
+]

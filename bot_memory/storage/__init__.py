@@ -12,6 +12,7 @@ from __future__ import annotations
 from bot_memory.storage.database import (
     Database,
     DatabaseUnavailable,
+    DatabaseUrlInvalid,
     EmbeddedPostgres,
     SchemaBehind,
     ServerTooOld,
@@ -53,6 +54,7 @@ __all__ = [
     "Closing",
     "Database",
     "DatabaseUnavailable",
+    "DatabaseUrlInvalid",
     "EmbeddedPostgres",
     "Limits",
     "RequestStatus",
