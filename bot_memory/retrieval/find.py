@@ -46,16 +46,22 @@ _MESSAGE_TERMS = "coalesce(m.search, to_tsvector('simple', normalize(m.text, NFK
 
 
 def _ranking(terms: int, titles: int, *, limit: int, offset: int) -> str:
-    """CTEs over `scoped(id, at, search)` ending in `top(id, score, at)`: the page of best
+    """CTEs over `candidates(id, at, search)` ending in `top(id, score, at)`: the page of best
     matches. `$terms` and `$titles` are text arrays of tsqueries (a term, and the same term in
-    titles only). Every step is materialized: computed once, not once per row."""
+    titles only). Every step is materialized: computed once, not once per row. Each candidate
+    is matched against the terms where it is read, and only which terms it holds is kept
+    (negative: in its title too): a search vector is a few KB, and copying every one into a
+    materialized step cost more than matching it."""
     return f"""
     terms AS MATERIALIZED (
         SELECT x.q::tsquery AS q, x.t::tsquery AS t, x.n
         FROM unnest(${terms}::text[], ${titles}::text[]) WITH ORDINALITY AS x(q, t, n)
+    ), scoped AS MATERIALIZED (
+        SELECT c.id, c.at, ARRAY(SELECT CASE WHEN c.search @@ x.t THEN -x.n ELSE x.n END
+                                 FROM terms x WHERE c.search @@ x.q) AS held
+        FROM candidates c
     ), hits AS MATERIALIZED (
-        SELECT s.id, s.at, x.n, s.search @@ x.t AS in_title
-        FROM scoped s JOIN terms x ON s.search @@ x.q
+        SELECT s.id, s.at, abs(h.n) AS n, h.n < 0 AS in_title FROM scoped s, unnest(s.held) h(n)
     ), df AS MATERIALIZED (
         SELECT n, count(*)::float8 AS n_holding FROM hits GROUP BY n
     ), total AS MATERIALIZED (
@@ -102,7 +108,7 @@ async def find_records(
         rows = await conn.fetch(
             f"""
             WITH {_STANDING},
-            scoped AS MATERIALIZED (
+            candidates AS (
                 SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
                 FROM memory_records r, sw WHERE sw.standing IN {readable} AND {available}
                   AND r.id <> ALL($8::text[])
@@ -172,7 +178,7 @@ async def find_excerpts(
     if not around and parsed:
         ranked = await conn.fetch(
             f"""
-            WITH scoped AS MATERIALIZED (
+            WITH candidates AS (
                 SELECT m.id, m.id AS at, {_MESSAGE_TERMS} AS search FROM messages m
                 WHERE {_RETAINED}
             ), {_ranking(4, 5, limit=6, offset=7)}
