@@ -234,6 +234,9 @@ class FakeOpenAI(LoopbackServer):
         self.responder: Responder = default_responder
         #: Requests received on /chat/completions (including rejected ones).
         self.calls_started = 0
+        #: Completions sent back (200 answers).
+        self.calls_answered = 0
+        self._held = asyncio.Event()
         self._script: list[ScriptItem] = []
         self._changed = asyncio.Event()
         self._closing = asyncio.Event()
@@ -267,7 +270,8 @@ class FakeOpenAI(LoopbackServer):
         * ``str``: assistant content (except the literal ``"hang"``: never answer --
           sleep :data:`HANG_SECONDS`, cut short only by :meth:`stop` or disconnect;
           ``"drop"``: close the connection after reading the request; ``"delay:S"``: answer
-          as the responder would, after S seconds);
+          as the responder would, after S seconds; ``"hold"``: answer as the responder would
+          once :meth:`release` is called);
         * ``int``: an HTTP status, answered with an OpenAI-style error body;
         * ``(int, str)``: the same, with that error message;
         * ``bytes``: a raw 200 body sent as-is (e.g. invalid JSON).
@@ -279,6 +283,17 @@ class FakeOpenAI(LoopbackServer):
                 msg = f"unsupported script item {item!r}"
                 raise TypeError(msg)
         self._script.extend(items)
+
+    def release(self) -> None:
+        """Let the requests held by a ``"hold"`` item be answered."""
+        self._held.set()
+
+    async def wait_for_answers(self, n: int, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+        """Wait until at least ``n`` completions have been sent (:attr:`calls_answered`)."""
+        async with asyncio.timeout(timeout):
+            while self.calls_answered < n:
+                self._changed.clear()
+                await self._changed.wait()
 
     @property
     def scripted_left(self) -> int:
@@ -347,6 +362,9 @@ class FakeOpenAI(LoopbackServer):
         if isinstance(item, str) and item.startswith("delay:"):
             await asyncio.sleep(float(item.split(":", 1)[1]))
             item = None
+        if item == "hold":
+            await self._held.wait()
+            item = None
         if isinstance(item, bytes):
             return web.Response(body=item, status=200, content_type="application/json")
         if isinstance(item, int):
@@ -365,7 +383,12 @@ class FakeOpenAI(LoopbackServer):
             except Exception as exc:
                 return self._error(500, f"fake responder failed: {type(exc).__name__}: {exc}")
             message = dict(produced)
-        return web.json_response(self._completion(body, message))
+        response = web.json_response(self._completion(body, message))
+        await response.prepare(request)
+        await response.write_eof()
+        self.calls_answered += 1  # sent: the client has it, whatever it does with it now
+        self._changed.set()
+        return response
 
     def _completion(self, body: JsonDict, message: JsonDict) -> JsonDict:
         message.setdefault("role", "assistant")

@@ -658,6 +658,21 @@ async def test_fake_openai_hang_and_async_responder(llm: FakeOpenAI) -> None:
         await llm.wait_for_requests(3, timeout=0.05)
 
 
+async def test_fake_openai_holds_an_answer_until_released(llm: FakeOpenAI) -> None:
+    llm.script("hold")
+    async with _client(llm, timeout=10) as client:
+        request = asyncio.create_task(client.post("/chat/completions", json=_body("x")))
+        await llm.wait_for_requests(1)
+        with pytest.raises(TimeoutError):
+            await llm.wait_for_answers(1, timeout=0.05)
+        assert not request.done()
+        llm.release()
+        await llm.wait_for_answers(1)
+        response = await request
+    assert response.json()["choices"][0]["message"]["content"] == "fake answer: x"
+    assert llm.calls_answered == 1
+
+
 async def test_fake_openai_stop_cuts_hang_short() -> None:
     server = FakeOpenAI()
     await server.start()

@@ -20,6 +20,7 @@ from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.storage.store import SourceMessage
 from tests.conftest import make_settings
+from tests.support.e2e import wait_until
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.helpers import ADMIN, act, view
 
@@ -102,8 +103,16 @@ async def test_an_erasure_during_a_tool_read_reaches_the_answer(
         # Between the tool's read and its citation, the source is swept (another process).
         if not sweep:
             sweep.append(asyncio.create_task(memory.privacy_sweep(source_ids=[note.source_id])))
-            await asyncio.sleep(0.3)
+            await wait_until(sweep_waits)  # on what the tool's read holds
         return await readable(requester, item)
+
+    async def sweep_waits() -> bool:
+        return bool(
+            await memory.store.pool.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock'"
+            )
+        )
 
     monkeypatch.setattr(memory.access, "readable", erased_meanwhile)
     found = await memory.tools.execute(

@@ -536,11 +536,12 @@ async def test_an_answer_that_arrives_during_an_outage_is_not_bought_again(
             ws = default_workspace(42, 7)
             scope = SCOPE.model_copy(update={"workspace": ws})
             await exchange(memory, scope)
-            llm.script("delay:1.5")
+            llm.script("hold")
             tick = asyncio.create_task(memory.pipeline.tick())
             await llm.wait_for_requests(1)
             await asyncio.to_thread(private_pg.stop)  # the answer arrives while it is down
-            await asyncio.sleep(2)
+            llm.release()
+            await llm.wait_for_answers(1)
             await asyncio.to_thread(private_pg.start)
             await asyncio.wait_for(tick, 60)
             assert len(llm.requests_by_purpose("memory_extraction")) == 1
