@@ -5,8 +5,9 @@
    never anything the page says.
 2. The scope: the user's own private chat, or a group Topic named by a signed scope ticket
    (`X-Memory-Scope`) that was issued to this same user and has not expired.
-3. Then the rules of the chat, through the same code: a current member (getChatMember, the
-   same cache), the host's read grants on every record shown, `may_forget` / `may_toggle` and
+3. Then the rules of the chat, through the same code: a current member (getChatMember, asked
+   at every page open and at least every BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS, whatever the
+   cache holds), the host's read grants on every record shown, `may_forget` / `may_toggle` and
    `acting` (a promoted admin is asked about again), `forget_record` and `switch` for changes.
 
 Errors say what happened in the user's language, never how (no traces, no SQL, no IDs).
@@ -190,7 +191,10 @@ class MiniAppApi:
             status=refusal.status,
         )
 
-    async def caller(self, request: web.Request) -> Caller:
+    async def caller(self, request: web.Request, *, fresh: bool = False) -> Caller:
+        """Who is asking and where, checked for this call; `fresh`: their membership is asked
+        of Telegram now (a page opening), else an answer younger than
+        BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS serves."""
         now = self.clock()
         try:
             user = verify_init_data(
@@ -206,7 +210,7 @@ class MiniAppApi:
         language = self.texts.for_user(_user(user.language_code))
         try:
             scope = await self._scope(request, user, now)
-            return await self._standing(user, language, scope)
+            return await self._standing(user, language, scope, fresh)
         except Refusal as refusal:
             refusal.language = language
             raise
@@ -252,10 +256,12 @@ class MiniAppApi:
             topic_id=ticket.topic_id,
         )
 
-    async def _standing(self, user: WebAppUser, language: str, scope: Scope) -> Caller:
+    async def _standing(self, user: WebAppUser, language: str, scope: Scope, fresh: bool) -> Caller:
         requester = Requester(user_id=user.id, chat_id=scope.chat_id)
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
-        who = await gate.membership()
+        # Telegram tells a bot that is not an admin nothing when a member leaves: the cache's
+        # five minutes are too long for a page that shows the whole Topic.
+        who = await gate.membership(fresh=fresh, max_age=self.settings.miniapp_member_check_seconds)
         if not who.member:
             raise Refusal(403, "not_member", "memory-not-member")
         return Caller(user=user, language=language, scope=scope, gate=gate, who=who)
@@ -263,7 +269,7 @@ class MiniAppApi:
     # --- reading ----------------------------------------------------------------------------
 
     async def session(self, request: web.Request) -> web.Response:
-        c = await self.caller(request)
+        c = await self.caller(request, fresh=True)  # the page opens: asked now
         title = "screen-title-topic" if c.topic else "screen-title-chat"
         return web.json_response(
             {
