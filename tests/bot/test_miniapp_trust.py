@@ -1,17 +1,22 @@
-"""The memory manager page asks Telegram, not its cache.
+"""The memory manager page asks Telegram, not its cache, and its export links work once.
 
 Telegram sends a bot that is not a group's admin no update when a member leaves, so the
 five-minute membership cache would let someone who left keep reading the Topic's memory: the
 page confirms membership with getChatMember at every page open (`api/session`) and at least
-every BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS while it is used. Through the real parts: the page
-over HTTP, the Bot API emulator, PostgreSQL; time is a clock the test moves (nothing sleeps).
+every BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS while it is used. An export link is good for one
+download, by the user it was issued to (their login data, when the download carries it), and
+whichever of the bot's processes serves it. Through the real parts: the page over HTTP, the Bot
+API emulator, PostgreSQL; time is a clock the test moves (nothing sleeps).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,7 +24,9 @@ import pytest
 from aiogram import Dispatcher
 
 from bot_memory.service import Memory
+from bot_memory.settings import MemorySettings
 from bot_memory_aiogram import setup
+from bot_memory_aiogram.miniapp import serve
 from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key
 from bot_memory_aiogram.testing import TestBot, running_bot
 from tests.support.miniapp_kit import APP_URL, Page, client, init_data, served
@@ -28,6 +35,7 @@ ADA, BO = 1001, 1002
 GROUP, TOPIC = -1005556667778, 3
 CHECK = 60.0  # BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS here; the cache keeps answers 300 s
 NOT_MEMBER = "Only current members of this group can use its memory."
+USED_RU = "Эта ссылка на экспорт уже использована. Нажмите «Экспорт» ещё раз, чтобы получить новую."
 
 
 @dataclass
@@ -174,3 +182,105 @@ async def test_a_private_page_asks_telegram_nothing(app: App) -> None:
     link = await app.export_link(ada)
     assert "Mochi" in (await app.http.get(link, headers=ada.headers)).text
     assert app.lookups() == asked  # the private chat's only member is its owner
+
+
+async def test_an_export_link_downloads_once(app: App, caplog: pytest.LogCaptureFixture) -> None:
+    ada = app.page(ADA, language="ru")
+    link = await app.export_link(ada)  # the page's own fetch, with its login data
+    first = await app.http.get(link, headers=ada.headers)
+    assert first.status_code == 200 and "Mochi" in first.text
+    second = await app.http.get(link, headers=ada.headers)
+    assert second.status_code == 410, second.text
+    assert second.json()["error"] == "link_used" and second.json()["message"] == USED_RU
+    # A link for Telegram's downloadFile (the client fetches it without headers): once too,
+    # refused in the language of the user it was issued to.
+    bearer = await app.export_link(ada, bearer=True)
+    assert "Mochi" in (await app.http.get(bearer)).text
+    again = await app.http.get(bearer)
+    assert again.status_code == 410 and again.json()["message"] == USED_RU
+    assert (await app.http.get(bearer, headers=ada.headers)).status_code == 410
+    # A new link is a new download; two at once of one link: one of them.
+    assert "Mochi" in (await app.http.get(await app.export_link(ada), headers=ada.headers)).text
+    link = await app.export_link(ada)
+    both = await asyncio.gather(*(app.http.get(link, headers=ada.headers) for _ in range(2)))
+    assert sorted(answer.status_code for answer in both) == [200, 410]
+    assert "Traceback" not in caplog.text
+
+
+async def test_an_export_link_is_refused_with_another_users_login_data(app: App) -> None:
+    ada = app.page(ADA, topic=True)
+    link = await app.export_link(ada)
+    for headers, status, code in (
+        (app.page(BO).headers, 403, "link"),  # Bo's own, valid login data
+        (app.page(BO, topic=True).headers, 403, "link"),
+        ({"Authorization": "tma " + init_data(app.bot, ADA, token="43:OTHER")}, 401, "auth"),
+        ({}, 401, "auth"),  # a link for the page is worth nothing without its user's login
+    ):
+        answer = await app.http.get(link, headers=headers)
+        assert (answer.status_code, answer.json()["error"]) == (status, code), answer.text
+    mine = await app.http.get(link, headers=ada.headers)  # refusals did not use it up
+    assert mine.status_code == 200
+    assert [json.loads(line)["summary"] for line in mine.text.splitlines()] == ["standup is at 10"]
+    # A link for Telegram's downloadFile goes without headers, but never with someone else's.
+    bearer = await app.export_link(ada, bearer=True)
+    stolen = await app.http.get(bearer, headers=app.page(BO).headers)
+    assert stolen.status_code == 403 and stolen.json()["error"] == "link"
+    assert (await app.http.get(bearer)).status_code == 200
+
+
+async def test_a_download_confirms_membership_with_telegram(app: App) -> None:
+    ada = app.page(ADA, topic=True)
+    assert (await ada.get("api/session")).status_code == 200  # asked just now: a member
+    bearer = await app.export_link(ada, bearer=True)
+    app.bot.emu.set_chat_member_status(GROUP, ADA, "left")  # no chat_member update
+    refused = await app.http.get(bearer)  # the link alone: its user is asked about again
+    assert refused.status_code == 403 and refused.json()["error"] == "not_member"
+    assert "standup" not in refused.text
+
+
+async def test_a_link_is_single_use_across_processes(app: App, tmp_path: Path) -> None:
+    """Two of the bot's processes (replicas) on one database: each serves the page with its
+    own Memory and cache, and a link used at one is used at the other."""
+    settings = MemorySettings(
+        database_url=app.bot.memory.settings.database_url,
+        data_dir=tmp_path,
+        miniapp_url=APP_URL,
+        run_worker=False,
+        set_commands=False,
+    )
+    async with await Memory.open(settings) as other:
+        replica = Dispatcher()
+        setup(replica, other)
+        runner = await serve(replica, app.bot.bot, host="127.0.0.1", port=0, clock=app.clock.now)
+        assert runner is not None
+        try:
+            host, port = runner.addresses[0][:2]
+            async with client(f"http://{host}:{port}/app/") as there:
+                ada = app.page(ADA)
+                link = await app.export_link(ada)
+                assert "Mochi" in (await there.get(link, headers=ada.headers)).text
+                here = await app.http.get(link, headers=ada.headers)
+                assert here.status_code == 410 and here.json()["error"] == "link_used"
+                at_replica = Page(there, init_data(app.bot, ADA))
+                bearer = (await at_replica.post("api/export-link", {"bearer": True})).json()["url"]
+                assert "Mochi" in (await app.http.get(bearer)).text
+                assert (await there.get(bearer)).status_code == 410
+        finally:
+            await runner.cleanup()
+
+
+async def test_used_links_are_dropped_once_they_expired(app: App) -> None:
+    ada = app.page(ADA)
+    link = await app.export_link(ada)
+    assert (await app.http.get(link, headers=ada.headers)).status_code == 200
+    pool = app.bot.memory.store.pool
+    assert await pool.fetchval("SELECT count(*) FROM used_tickets") == 1
+    worker = app.bot.memory.pipeline
+    await worker.tick(now=app.clock.now() + timedelta(minutes=10))
+    assert await pool.fetchval("SELECT count(*) FROM used_tickets") == 1  # kept past expiry
+    await worker.tick(now=app.clock.now() + timedelta(hours=2))
+    assert await pool.fetchval("SELECT count(*) FROM used_tickets") == 0
+    # Expired by then: refused as expired, not downloaded again.
+    app.clock.advance(600)
+    late = await app.http.get(link, headers=app.page(ADA).headers)
+    assert late.status_code == 403 and late.json()["error"] == "link_expired"
