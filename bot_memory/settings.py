@@ -154,6 +154,10 @@ class MemorySettings(BaseSettings):
     miniapp_auth_max_age_seconds: float = 3600.0  # initData older than this is refused
     miniapp_link_seconds: float = 3600.0  # a group Topic's signed scope link lives this long
     miniapp_download_seconds: float = 300.0  # an export download link lives this long
+    # A group member's standing is asked of Telegram (getChatMember) at every page open and at
+    # least this often while the page is used, whatever the membership cache holds: Telegram
+    # tells a bot that is not an admin nothing when a member leaves.
+    miniapp_member_check_seconds: float = Field(default=60.0, ge=0)
     miniapp_page_size: int = 30  # memories per page load
     miniapp_max_selection: int = 50  # memories forgotten at once
 

@@ -73,7 +73,8 @@ class Membership:
 
 @dataclass
 class MembershipCache:
-    """(bot, chat, user) -> status for ttl seconds; chat_member updates overwrite at once."""
+    """(bot, chat, user) -> status for ttl seconds; chat_member updates overwrite at once.
+    Each answer keeps when it came (this cache's clock), so a caller may want a younger one."""
 
     ttl_seconds: float = 300.0
     max_entries: int = 100_000
@@ -82,14 +83,19 @@ class MembershipCache:
         default_factory=OrderedDict
     )
 
-    def get(self, key: tuple[int, int, int]) -> MemberStatus | None:
+    def get(self, key: tuple[int, int, int], max_age: float | None = None) -> MemberStatus | None:
+        """The answer, unless it is older than the cache keeps answers, or than `max_age`
+        seconds when given (one exactly that old is too old: 0 never serves)."""
         found = self._entries.get(key)
         if found is None:
             return None
         at, status = found
-        if self.clock() - at > self.ttl_seconds:
+        age = self.clock() - at
+        if age > self.ttl_seconds:
             del self._entries[key]
             return None
+        if max_age is not None and age >= max_age:
+            return None  # kept: the answer asked for now overwrites it
         return status
 
     def put(self, key: tuple[int, int, int], status: MemberStatus) -> None:
@@ -144,14 +150,17 @@ class Access:
         lookup: MemberLookup | None,
         *,
         fresh: bool = False,
+        max_age: float | None = None,
     ) -> Membership:
         """The requester's standing in this scope now.
 
         Private scope: only its user, who is its owner. Shared scope: an anonymous admin (the
         group itself) is a member and an admin; a listed admin ID is both; anyone else is what
-        getChatMember says, through the cache. Without a lookup (a host using the core
-        directly) a group requester is taken as a member, not an admin. A failed lookup is
-        neither, and is logged: recall fails closed and never blocks the answer.
+        getChatMember says, through the cache: `fresh` asks Telegram now, `max_age` when the
+        cached answer is that many seconds old (Telegram tells a bot that is not an admin
+        nothing when a member leaves). Without a lookup (a host using the core directly) a
+        group requester is taken as a member, not an admin. A failed lookup is neither, and is
+        logged: recall fails closed and never blocks the answer.
         """
         if scope.is_private:
             own = requester.user_id == scope.user_id and not requester.anonymous_admin
@@ -165,7 +174,7 @@ class Access:
         if lookup is None:
             return Membership(member=True, admin=False, reason="no-lookup")
         key = (scope.bot_id, scope.chat_id, requester.user_id)
-        status = None if fresh else self.cache.get(key)
+        status = None if fresh else self.cache.get(key, max_age)
         cached = status is not None
         if status is None:
             try:
@@ -204,8 +213,10 @@ class Gate:
     requester: Requester
     lookup: MemberLookup | None = None
 
-    async def membership(self) -> Membership:
-        return await self.access.membership(self.scope, self.requester, self.lookup)
+    async def membership(self, *, fresh: bool = False, max_age: float | None = None) -> Membership:
+        return await self.access.membership(
+            self.scope, self.requester, self.lookup, fresh=fresh, max_age=max_age
+        )
 
     async def promoted(self, who: Membership) -> Membership | None:
         """Before refusing an admin-only action on a cached "not an admin", ask Telegram again:

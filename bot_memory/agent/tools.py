@@ -185,7 +185,7 @@ class _VouchedAdminGate(Gate):
     """The deprecated ToolContext(is_admin=True): a member and an admin on the host's word,
     with no lookup (as before); read grants still apply."""
 
-    async def membership(self) -> Membership:
+    async def membership(self, *, fresh: bool = False, max_age: float | None = None) -> Membership:
         return Membership(member=True, admin=True, reason="host-vouched-admin")
 
 

@@ -41,7 +41,7 @@ from bot_memory.pipeline.maintenance import (
     prune_due,
 )
 from bot_memory.retention.sweeps import expire_due
-from bot_memory.storage import WorkspaceGone, is_connection_error
+from bot_memory.storage import WorkspaceGone, drop_expired_claims, is_connection_error
 
 log = get_logger(__name__)
 
@@ -88,6 +88,7 @@ class Pipeline:
         report.expired = (await expire_due(self.ctx.store, now)).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
+        await drop_expired_claims(self.ctx.pool, now)  # the Mini App's used download links
         await fill_search_terms(self.ctx)
         report.planned += await plan_due(self.ctx, now)
         worst_call = self.ctx.settings.llm_call_deadline_seconds

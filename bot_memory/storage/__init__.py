@@ -1,14 +1,16 @@
 """Storage: PostgreSQL and everything written to it. `database` (pools, migrations, the
 embedded server and one a killed process left), `store` (conversations, requests, usage),
 `statements` (the busiest paths' SQL, built once), `workspace` (the locked workspace
-transaction: records, scopes, tombstones, recall rows), `schema.sql` (the schema and every
-server function as they are now) and `migrations/` (its history).
+transaction: records, scopes, tombstones, recall rows), `claims` (single-use tickets),
+`schema.sql` (the schema and every server function as they are now) and `migrations/` (its
+history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
 
 from __future__ import annotations
 
+from bot_memory.storage.claims import claim_once, drop_expired_claims
 from bot_memory.storage.database import (
     Database,
     DatabaseUnavailable,
@@ -68,6 +70,8 @@ __all__ = [
     "WorkspaceTx",
     "WorkspaceView",
     "apply_migrations",
+    "claim_once",
+    "drop_expired_claims",
     "is_connection_error",
     "latest_version",
     "lock_workspace",

@@ -22,7 +22,8 @@
 
 -- A workspace's memory (scopes, records, tombstones) changes only while its row is held FOR NO
 -- KEY UPDATE (storage/workspace.py). Every table's key begins with workspace_id, except `chats`
--- (a directory from a Telegram chat to its workspace) and the bots' and workers' own rows.
+-- (a directory from a Telegram chat to its workspace), the bots' and workers' own rows and the
+-- Mini App's used download tickets.
 CREATE TABLE workspaces (
     id             text PRIMARY KEY,
     version        bigint NOT NULL DEFAULT 0,            -- bumped by every memory commit
@@ -337,6 +338,16 @@ CREATE TABLE bot_models (
     updated_at timestamptz NOT NULL DEFAULT now(),
     settings   jsonb
 );
+
+-- --- the Mini App ------------------------------------------------------------------------------
+
+-- Download tickets used: an export link downloads once, whichever process serves it (storage/
+-- claims.py). No workspace, chat, user or text: a random nonce and its ticket's expiry.
+CREATE TABLE used_tickets (
+    nonce      bytea PRIMARY KEY,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX used_tickets_expires_idx ON used_tickets (expires_at);
 
 -- === server functions ==========================================================================
 --

@@ -5,9 +5,12 @@
    never anything the page says.
 2. The scope: the user's own private chat, or a group Topic named by a signed scope ticket
    (`X-Memory-Scope`) that was issued to this same user and has not expired.
-3. Then the rules of the chat, through the same code: a current member (getChatMember, the
-   same cache), the host's read grants on every record shown, `may_forget` / `may_toggle` and
+3. Then the rules of the chat, through the same code: a current member (getChatMember, asked
+   at every page open and at least every BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS, whatever the
+   cache holds), the host's read grants on every record shown, `may_forget` / `may_toggle` and
    `acting` (a promoted admin is asked about again), `forget_record` and `switch` for changes.
+4. An export link downloads once, anywhere (its nonce is claimed in the database), with its
+   user's login data, unless it was made for Telegram's downloadFile (no headers: a bearer).
 
 Errors say what happened in the user's language, never how (no traces, no SQL, no IDs).
 """
@@ -42,7 +45,7 @@ from bot_memory.records import MemoryRecord
 from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
-from bot_memory.storage import WorkspaceGone, is_connection_error
+from bot_memory.storage import WorkspaceGone, claim_once, is_connection_error
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.miniapp import views
@@ -56,6 +59,7 @@ from bot_memory_aiogram.miniapp.tickets import (
     TicketError,
     TicketKind,
     issue,
+    new_nonce,
     read,
     ticket_key,
 )
@@ -118,6 +122,13 @@ class ForgetBody(BaseModel):
 class SwitchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool  # the state wanted, not a toggle: sending it twice changes nothing
+
+
+class ExportLinkBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # Something fetches the link without the page's headers (Telegram's downloadFile): the link
+    # is the credential. Otherwise the download must carry the same user's login data.
+    bearer: bool = False
 
 
 class MiniAppApi:
@@ -190,10 +201,24 @@ class MiniAppApi:
             status=refusal.status,
         )
 
-    async def caller(self, request: web.Request) -> Caller:
+    async def caller(self, request: web.Request, *, fresh: bool = False) -> Caller:
+        """Who is asking and where, checked for this call; `fresh`: their membership is asked
+        of Telegram now (a page opening), else an answer younger than
+        BOT_MEMORY_MINIAPP_MEMBER_CHECK_SECONDS serves."""
         now = self.clock()
+        user = self._verified(request, now)
+        language = self.texts.for_user(_user(user.language_code))
         try:
-            user = verify_init_data(
+            scope = await self._scope(request, user, now)
+            return await self._standing(user, language, scope, fresh)
+        except Refusal as refusal:
+            refusal.language = language
+            raise
+
+    def _verified(self, request: web.Request, now: datetime) -> WebAppUser:
+        """The user the request's initData names, if it is this bot's and recent enough."""
+        try:
+            return verify_init_data(
                 _init_data(request),
                 self.bot.token,
                 now=now,
@@ -203,13 +228,6 @@ class MiniAppApi:
             if exc.reason == "expired":
                 raise Refusal(401, "auth_expired", "page-error-expired") from exc
             raise Refusal(401, "auth", "page-error-auth") from exc
-        language = self.texts.for_user(_user(user.language_code))
-        try:
-            scope = await self._scope(request, user, now)
-            return await self._standing(user, language, scope)
-        except Refusal as refusal:
-            refusal.language = language
-            raise
 
     async def _scope(self, request: web.Request, user: WebAppUser, now: datetime) -> Scope:
         token = request.headers.get(SCOPE_HEADER, "")
@@ -252,10 +270,12 @@ class MiniAppApi:
             topic_id=ticket.topic_id,
         )
 
-    async def _standing(self, user: WebAppUser, language: str, scope: Scope) -> Caller:
+    async def _standing(self, user: WebAppUser, language: str, scope: Scope, fresh: bool) -> Caller:
         requester = Requester(user_id=user.id, chat_id=scope.chat_id)
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
-        who = await gate.membership()
+        # Telegram tells a bot that is not an admin nothing when a member leaves: the cache's
+        # five minutes are too long for a page that shows the whole Topic.
+        who = await gate.membership(fresh=fresh, max_age=self.settings.miniapp_member_check_seconds)
         if not who.member:
             raise Refusal(403, "not_member", "memory-not-member")
         return Caller(user=user, language=language, scope=scope, gate=gate, who=who)
@@ -263,7 +283,7 @@ class MiniAppApi:
     # --- reading ----------------------------------------------------------------------------
 
     async def session(self, request: web.Request) -> web.Response:
-        c = await self.caller(request)
+        c = await self.caller(request, fresh=True)  # the page opens: asked now
         title = "screen-title-topic" if c.topic else "screen-title-chat"
         return web.json_response(
             {
@@ -510,9 +530,10 @@ class MiniAppApi:
     # --- export -----------------------------------------------------------------------------
 
     async def export_link(self, request: web.Request) -> web.Response:
-        """A short-lived download link for the caller's export (a download cannot carry
-        headers, so the link carries a ticket bound to this user and scope)."""
+        """A link for one download of the caller's export, for minutes: bound to this user and
+        scope, and to their login data unless `bearer` (see `export`)."""
         c = await self.caller(request)
+        body = await _body(request, ExportLinkBody) if request.body_exists else ExportLinkBody()
         now = self.clock()
         scope = c.scope
         ticket = Ticket(
@@ -523,6 +544,9 @@ class MiniAppApi:
             user_id=c.user.id,
             expires_at=int(now.timestamp() + self.settings.miniapp_download_seconds),
             workspace=scope.workspace,
+            nonce=new_nonce(),
+            bearer=body.bearer,
+            language=c.language,
         )
         return web.json_response(
             {
@@ -534,13 +558,32 @@ class MiniAppApi:
     async def export(self, request: web.Request) -> web.StreamResponse:
         """What the user may take with them from this scope, as JSON Lines: the lines of
         `bot-memory export`, the records of their private chat and, in groups, those made only
-        of their own statements, that they may read."""
+        of their own statements, that they may read.
+
+        Once per link, in whichever process serves it (the ticket's nonce is claimed in the
+        database), and only while the ticket's user is a member, asked of Telegram now. The
+        page fetches the link with its login data, which must be that user's. Telegram's
+        downloadFile fetches a `bearer` link itself, without headers: that link is the
+        credential (login data sent with it must still be its user's)."""
         now = self.clock()
         ticket = self._ticket(request.query.get("t", ""), "download", None, now)
+        language = ticket.language  # signed: the user's when the link was made
+        try:
+            if not ticket.bearer or _init_data(request):
+                user = self._verified(request, now)
+                language = self.texts.for_user(_user(user.language_code))
+                if user.id != ticket.user_id:
+                    raise Refusal(403, "link", "page-error-link")  # someone else's link
+            return await self._exported(ticket, now)
+        except Refusal as refusal:
+            refusal.language = refusal.language or language or None
+            raise
+
+    async def _exported(self, ticket: Ticket, now: datetime) -> web.Response:
         scope = self._scope_of(ticket)
         requester = Requester(user_id=ticket.user_id, chat_id=scope.chat_id)
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
-        if not (await gate.membership()).member:
+        if not (await gate.membership(fresh=True)).member:
             raise Refusal(403, "not_member", "memory-not-member")
         _, every = await find_records(
             self.memory.store.pool,
@@ -557,7 +600,12 @@ class MiniAppApi:
             for r in sorted(every, key=lambda r: (r.created_at, r.id))
             if operator.may_take(r, scope, ticket.user_id) and await gate.readable(record_view(r))
         ]
-        log.info("memory.miniapp_export", scope=scope.key, records=len(lines))
+        # Claimed last: a download that failed before this (the database away) may be retried.
+        if not await claim_once(
+            self.memory.store.pool, ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
+        ):
+            raise Refusal(410, "link_used", "page-error-link-used")
+        log.info("memory.miniapp_export", scope=scope.key, records=len(lines), bearer=ticket.bearer)
         return web.Response(
             body=("".join(line + "\n" for line in lines)).encode(),
             content_type="application/x-ndjson",

@@ -145,7 +145,10 @@ def miniapp_router(middleware: MemoryMiddleware) -> Router:
             await message.answer(memory_texts(language, "memory-unavailable"))
             return
         requester = Requester(user_id=user.id, chat_id=scope.chat_id)
-        who = await Gate(memory.access, scope, requester, member_lookup(bot)).membership()
+        gate = Gate(memory.access, scope, requester, member_lookup(bot))
+        # The page's button: a member as recently as the page itself wants (it asks again when
+        # it opens).
+        who = await gate.membership(max_age=memory.settings.miniapp_member_check_seconds)
         if not who.member:
             await message.answer(memory_texts(language, "memory-not-member"))
             return

@@ -100,6 +100,7 @@ page-error-auth = This page could not confirm who you are. Close it and open it 
 page-error-expired = This page has been open too long. Close it and open it again from the bot.
 page-error-link = This link is not valid for you. Open the memory again with /memory.
 page-error-link-expired = This link has expired. Open the memory again with /memory.
+page-error-link-used = This export link has been used already. Tap Export again for a new one.
 page-error-request = That request was not understood.
 page-error-busy = Memory can't be reached right now. Please try again in a minute.
 page-error-no-telegram = Open this page from the bot in Telegram.

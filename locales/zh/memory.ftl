@@ -89,6 +89,7 @@ page-error-auth = 此页面无法确认你的身份。请关闭后从机器人�
 page-error-expired = 此页面打开太久了。请关闭后从机器人重新打开。
 page-error-link = 这个链接对你无效。请用 /memory 重新打开记忆。
 page-error-link-expired = 这个链接已过期。请用 /memory 重新打开记忆。
+page-error-link-used = 这个导出链接已经用过了。请再点一次“导出”获取新的链接。
 page-error-request = 无法理解这个请求。
 page-error-busy = 暂时无法访问记忆，请一分钟后再试。
 page-error-no-telegram = 请在 Telegram 里从机器人打开此页面。

@@ -204,7 +204,7 @@ async def test_scope_tickets_altered_expired_or_for_another_chat_are_refused(app
         (altered, "link"),
         (good + "x", "link"),
         (app.ticket(ADA, expires_at=int(datetime.now(UTC).timestamp()) - 1), "link_expired"),
-        (app.ticket(ADA, kind="download"), "link"),  # a download ticket is not a scope
+        (app.ticket(ADA, kind="download", nonce=bytes(16)), "link"),  # a download's is no scope
         (app.ticket(ADA, kind="link"), "link"),
     ):
         answer = await app.page(ADA, ticket=ticket).get("api/memories")
@@ -272,7 +272,7 @@ async def test_with_memory_off_what_is_kept_is_listed_searched_forgotten_and_exp
     found = (await ada.get("api/memories", q="mochi")).json()["records"]
     assert [r["title"] for r in found] == ["my cat is Mochi"]
     link = (await ada.post("api/export-link", {})).json()["url"]
-    lines = (await app.http.get(link)).text.splitlines()
+    lines = (await app.http.get(link, headers=ada.headers)).text.splitlines()
     assert len(lines) == 2 and "Mochi" in lines[0]  # oldest first
     [mochi] = await app.ids("Mochi")
     preview = (await ada.post("api/preview", {"ids": [mochi]})).json()
@@ -292,7 +292,9 @@ async def test_with_memory_off_what_is_kept_is_listed_searched_forgotten_and_exp
     bo = app.page(BO, ticket=app.ticket(BO))
     [fridays] = await app.ids("Fridays")
     assert len((await bo.get("api/memories")).json()["records"]) == 2
-    mine = await app.http.get((await bo.post("api/export-link", {})).json()["url"])
+    mine = await app.http.get(
+        (await bo.post("api/export-link", {})).json()["url"], headers=bo.headers
+    )
     assert "Fridays" in mine.text
     gone = await bo.post("api/forget", {"ids": [fridays]})
     assert gone.status_code == 200 and gone.json()["forgotten"] == [fridays]
@@ -376,14 +378,14 @@ async def test_read_grants_hide_records_from_list_preview_and_export(app: App) -
     # A grant that hides Bo's own statements from him: his export is empty too.
     app.bot.memory.access.can_read = lambda who, item: who.user_id != BO
     link = (await bo.post("api/export-link", {})).json()["url"]
-    assert (await app.http.get(link)).text == ""
+    assert (await app.http.get(link, headers=bo.headers)).text == ""
 
 
 async def test_export_is_what_the_user_may_take_as_json_lines(app: App) -> None:
     bo = app.page(BO, ticket=app.ticket(BO))
-    link = (await bo.post("api/export-link", {})).json()
+    link = (await bo.post("api/export-link", {"bearer": True})).json()
     assert link["file_name"].endswith(".jsonl") and link["url"].startswith("api/export?t=")
-    download = await app.http.get(link["url"])  # no headers: the link carries a ticket
+    download = await app.http.get(link["url"])  # no headers: a bearer link (downloadFile's)
     assert download.status_code == 200
     assert download.headers["content-type"].startswith("application/x-ndjson")
     assert "attachment" in download.headers["content-disposition"]
@@ -392,7 +394,9 @@ async def test_export_is_what_the_user_may_take_as_json_lines(app: App) -> None:
     assert lines[0]["sources"][0]["source_id"].startswith("m") and lines[0]["workspace"]
     # Private: everything of the user's own chat, the same lines as `bot-memory export`.
     ada = app.page(ADA)
-    mine = await app.http.get((await ada.post("api/export-link", {})).json()["url"])
+    mine = await app.http.get(
+        (await ada.post("api/export-link", {})).json()["url"], headers=ada.headers
+    )  # the page's own fetch: with its login data
     assert len(mine.text.splitlines()) == 2 and "Mochi" in mine.text
     # The link is bound to its user and scope, and to downloads only.
     scope_ticket = app.ticket(BO)

@@ -328,12 +328,13 @@ async def test_english_light_list_search_forget_switch_and_export(app: Served) -
     )
     assert await page.locator("#list img").count() == 0
 
-    # Export: a JSON Lines download (a plain link: no Telegram script here).
+    # Export: a JSON Lines download (no Telegram script here): the page fetches the link with
+    # its login data and saves what came (a link alone is nothing without them).
     await expect(page.locator("#export")).to_have_text("Export")
     async with page.expect_download() as download_info:
         await page.click("#export")
     download = await download_info.value
-    assert download.suggested_filename.endswith(".jsonl")
+    assert download.suggested_filename.endswith(".jsonl") and download.url.startswith("blob:")
     saved = Path(await download.path())
     lines = (await asyncio.to_thread(saved.read_text)).splitlines()
     assert sorted(json.loads(line)["title"] for line in lines) == sorted(
@@ -432,9 +433,14 @@ async def test_chinese_dark_topic_through_the_private_chat_with_telegrams_script
     assert asked["file_name"].endswith(".jsonl") and asked["url"].startswith(
         app.base + "api/export?t="
     )
-    exported = await page.request.get(asked["url"])
+    exported = await page.request.get(asked["url"])  # as Telegram fetches it: no headers
     lines = [json.loads(line) for line in (await exported.text()).splitlines()]
     assert [line["speaker_ids"] for line in lines] == [[DAI]]
+    again = await page.request.get(asked["url"])  # once only
+    assert again.status == 410
+    assert (await again.json())[
+        "message"
+    ] == "这个导出链接已经用过了。请再点一次“导出”获取新的链接。"
     assert next(c[1] for c in calls if c[0] == "showConfirm").startswith("关闭记忆？")
     kinds = [c for c in calls if c[0] in ("ready", "expand", "haptic")]
     assert ["ready"] in kinds and ["expand"] in kinds and ["haptic", "success"] in kinds

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from bot_memory_aiogram.miniapp import launch_fragment, serve
+from bot_memory_aiogram.miniapp.api import Clock
 from bot_memory_aiogram.testing import TestBot, sign_init_data
 
 APP_URL = "https://memory.example/app/"  # the public URL the buttons carry
@@ -31,9 +32,10 @@ def init_data(
 
 
 @asynccontextmanager
-async def served(bot: TestBot) -> AsyncIterator[str]:
-    """The Mini App on a loopback port; yields its local URL (standing in for APP_URL)."""
-    runner = await serve(bot.dp, bot.bot, host="127.0.0.1", port=0)
+async def served(bot: TestBot, *, clock: Clock | None = None) -> AsyncIterator[str]:
+    """The Mini App on a loopback port (on `clock`'s time when given); yields its local URL
+    (standing in for APP_URL)."""
+    runner = await serve(bot.dp, bot.bot, host="127.0.0.1", port=0, clock=clock)
     assert runner is not None, "BOT_MEMORY_MINIAPP_URL must be set for these tests"
     try:
         host, port = runner.addresses[0][:2]

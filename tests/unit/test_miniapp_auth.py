@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import struct
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qsl, urlencode
 
@@ -14,6 +18,7 @@ from bot_memory_aiogram.miniapp.tickets import (
     Ticket,
     TicketError,
     issue,
+    new_nonce,
     read,
     ticket_key,
 )
@@ -95,3 +100,27 @@ def test_a_deep_link_ticket_fits_telegrams_start_parameter() -> None:
     widest = ticket(kind="link", workspace="", chat_id=-(2**52), topic_id=2**31 - 1, user_id=2**52)
     start = LINK_PREFIX + issue(widest, ticket_key(TOKEN))
     assert len(start) <= 64 and start.replace("-", "").replace("_", "").isalnum()
+
+
+def test_a_download_ticket_carries_its_nonce_bearer_and_language() -> None:
+    key = ticket_key(TOKEN)
+    for bearer, language in ((False, "en"), (True, "zh"), (True, "")):
+        made = ticket(kind="download", nonce=new_nonce(), bearer=bearer, language=language)
+        assert read(issue(made, key), key, kind="download", now=NOW) == made
+    assert new_nonce() != new_nonce()
+    with pytest.raises(ValueError, match="nonce"):  # a download without one could be reused
+        issue(ticket(kind="download"), key)
+    with pytest.raises(TicketError):  # a scope ticket is no download's
+        read(issue(ticket(), key), key, kind="download", now=NOW)
+
+
+def test_a_download_ticket_of_the_old_form_is_refused() -> None:
+    """0.2's download tickets had no nonce (kind b"d"): signed, unexpired, and still refused."""
+    key = ticket_key(TOKEN)
+    head = struct.pack(">ccqiqI", b"d", b"g", -1001234567890, 7, 1001, int(NOW.timestamp()) + 60)
+    body = head + b"tg:42:-1001234567890"
+    mac = hmac.new(key, body, hashlib.sha256).digest()[:16]
+    old = base64.urlsafe_b64encode(body + mac).decode().rstrip("=")
+    with pytest.raises(TicketError) as refused:
+        read(old, key, kind="download", now=NOW)
+    assert not refused.value.expired

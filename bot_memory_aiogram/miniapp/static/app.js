@@ -90,6 +90,22 @@
     }
   }
 
+  // A call with the login data; an answer other than success throws its message.
+  async function send(path, options) {
+    let response;
+    try {
+      response = await fetch(path, options);
+    } catch (_) {
+      throw new ApiError(S["page-error-busy"] || "Network error");
+    }
+    if (!response.ok) {
+      const data = await response.json().catch(() => ({}));
+      if (session && data.error === "auth_expired") sessionEnded();
+      throw new ApiError(data.message || S["page-error-busy"] || String(response.status), data);
+    }
+    return response;
+  }
+
   async function api(path, body) {
     const headers = { Authorization: "tma " + initData };
     if (ticket) headers["X-Memory-Scope"] = ticket;
@@ -98,18 +114,8 @@
       headers["Content-Type"] = "application/json";
       options.body = JSON.stringify(body);
     }
-    let response;
-    try {
-      response = await fetch(path, options);
-    } catch (_) {
-      throw new ApiError(S["page-error-busy"] || "Network error");
-    }
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      if (session && data.error === "auth_expired") sessionEnded();
-      throw new ApiError(data.message || S["page-error-busy"] || String(response.status), data);
-    }
-    return data;
+    const response = await send(path, options);
+    return response.json().catch(() => ({}));
   }
 
   // --- drawing -----------------------------------------------------------------------------
@@ -502,18 +508,25 @@
     return openPreview(ids.slice(0, session.max_selection));
   }
 
+  // An export link downloads once. Telegram's downloadFile (8.0) fetches it itself, without
+  // our headers: that link alone is the credential (a "bearer" link). Anywhere else the page
+  // fetches it with the login data and saves what came, so the link is nothing without them.
   async function exportRecords() {
-    const data = await api("api/export-link", {});
+    const telegram = !!(tg && tg.downloadFile && tg.isVersionAtLeast && tg.isVersionAtLeast("8.0"));
+    const data = await api("api/export-link", { bearer: telegram });
     const url = new URL(data.url, location.href).href;
-    if (tg && tg.downloadFile && tg.isVersionAtLeast && tg.isVersionAtLeast("8.0")) {
+    if (telegram) {
       tg.downloadFile({ url, file_name: data.file_name });
     } else {
+      const response = await send(url, { headers: { Authorization: "tma " + initData } });
+      const saved = URL.createObjectURL(await response.blob());
       const a = el("a");
-      a.href = url;
+      a.href = saved;
       a.download = data.file_name;
       document.body.append(a);
       a.click();
       a.remove();
+      setTimeout(() => URL.revokeObjectURL(saved), 60000); // once the download has it
     }
     notice(S["page-exported"]);
   }
