@@ -41,7 +41,7 @@ ABOUT = (
     "gitleaks (cmd/generate/config/rules/*.go: tps, fps; secrets of GenerateSampleSecrets "
     "regenerated from config/gitleaks.toml regexes) and Yelp/detect-secrets "
     "(tests/plugins/*_test.py). Public test samples only, none of them a live credential. "
-    'Each record: text, secret (the credential substring, or null for a negative), source, kind. '
+    "Each record: text, secret (the credential substring, or null for a negative), source, kind. "
     "Rebuild: python -m tests.data.peer_secrets_build. The second character of each secret is "
     "\\u-escaped so the raw file holds no credential literally."
 )
@@ -88,8 +88,16 @@ UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 # rule's Go file where read, else the rule's keyword.
 RULES: tuple[tuple[str, str, str], ...] = (
     # prefixed: the shape alone is distinctive
-    ("1password-secret-key", "1password", r"A3-[A-Z0-9]{6}-[A-Z0-9]{11}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}"),
-    ("1password-secret-key/2", "1password", r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}"),
+    (
+        "1password-secret-key",
+        "1password",
+        r"A3-[A-Z0-9]{6}-[A-Z0-9]{11}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+    ),
+    (
+        "1password-secret-key/2",
+        "1password",
+        r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+    ),
     ("adobe-client-secret", "adobe", r"p8e-[a-z0-9]{32}"),
     ("age-secret-key", "age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     ("alibaba-access-key-id", "alibaba", r"LTAI[a-z0-9]{20}"),
@@ -98,7 +106,11 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("artifactory-api-key", "artifactory", r"AKCp[A-Za-z0-9]{69}"),
     ("artifactory-reference-token", "artifactory", r"cmVmd[A-Za-z0-9]{59}"),
     ("atlassian-api-token/atatt3", "atlassian", r"ATATT3[A-Za-z0-9_\-=]{186}"),
-    ("authress-service-client-access-key", "authress", r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}"),
+    (
+        "authress-service-client-access-key",
+        "authress",
+        r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}",
+    ),
     ("aws-access-token/akia", "AWS", r"AKIA[A-Z2-7]{16}"),
     ("aws-access-token/asia", "AWS", r"ASIA[A-Z2-7]{16}"),
     ("aws-access-token/abia", "AWS", r"ABIA[A-Z2-7]{16}"),
@@ -146,21 +158,33 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("gitlab-ptt", "gitlab", r"glptt-[a-f0-9]{40}"),
     ("gitlab-rrt", "gitlab", r"GR1348941[a-z0-9]{20}"),
     ("gitlab-runner-authentication-token", "gitlab", r"glrt-[a-z0-9]{20}"),
-    ("gitlab-runner-authentication-token-routable", "gitlab", r"glrt-t[0-9]_[a-z0-9]{27}\.[a-z0-9]{2}[a-z0-9]{7}"),
+    (
+        "gitlab-runner-authentication-token-routable",
+        "gitlab",
+        r"glrt-t[0-9]_[a-z0-9]{27}\.[a-z0-9]{2}[a-z0-9]{7}",
+    ),
     ("gitlab-scim-token", "gitlab", r"glsoat-[a-z0-9]{20}"),
     ("gitlab-session-cookie", "gitlab", r"_gitlab_session=[a-z0-9]{32}"),
     ("gocardless-api-token", "gocardless", r"live_[a-z0-9\-_=]{40}"),
     ("grafana-api-key", "grafana", r"eyJrIjoi[A-Za-z0-9]{70,100}={0,3}"),
     ("grafana-cloud-api-token", "grafana", r"glc_[A-Za-z0-9+/]{32,100}={0,3}"),
     ("grafana-service-account-token", "grafana", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
-    ("harness-api-key", "harness", r"(?:pat|sat)\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20}"),
+    (
+        "harness-api-key",
+        "harness",
+        r"(?:pat|sat)\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20}",
+    ),
     ("hashicorp-tf-api-token", "hashicorp", r"[a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70}"),
     ("heroku-api-key-v2", "heroku", r"HRKU-AA[0-9a-zA-Z_-]{58}"),
     ("huggingface-access-token", "huggingface", r"hf_[a-z]{34}"),
     ("huggingface-organization-api-token", "huggingface", r"api_org_[a-z]{34}"),
     ("infracost-api-token", "infracost", r"ico-[a-zA-Z0-9]{32}"),
     ("intra42-client-secret", "intra42", r"s-s4t2(?:ud|af)-[abcdef0123456789]{64}"),
-    ("jwt", "jwt", r"ey[a-zA-Z0-9]{17,30}\.ey[a-zA-Z0-9\/\\_-]{17,40}\.(?:[a-zA-Z0-9\/\\_-]{10,40}={0,2})?"),
+    (
+        "jwt",
+        "jwt",
+        r"ey[a-zA-Z0-9]{17,30}\.ey[a-zA-Z0-9\/\\_-]{17,40}\.(?:[a-zA-Z0-9\/\\_-]{10,40}={0,2})?",
+    ),
     ("linear-api-key", "linear", r"lin_api_[a-z0-9]{40}"),
     ("lob-api-key", "lob", r"(?:live|test)_[a-f0-9]{35}"),
     ("lob-pub-api-key", "lob", r"(?:test|live)_pub_[a-f0-9]{31}"),
@@ -177,7 +201,11 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("npm-access-token", "npm", r"npm_[a-z0-9]{36}"),
     ("octopus-deploy-api-key", "octopus", r"API-[A-Z0-9]{26}"),
     ("okta-access-token", "okta", r"00[\w=\-]{40}"),
-    ("openai-api-key", "openai", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{74}T3BlbkFJ[A-Za-z0-9_-]{74}"),
+    (
+        "openai-api-key",
+        "openai",
+        r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{74}T3BlbkFJ[A-Za-z0-9_-]{74}",
+    ),
     ("openai-api-key/legacy", "openai", r"sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20}"),
     ("openshift-user-token", "openshift", r"sha256~[\w-]{43}"),
     ("perplexity-api-key", "perplexity", r"pplx-[a-zA-Z0-9]{48}"),
@@ -213,7 +241,11 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("typeform-api-token", "typeform", r"tfp_[a-z0-9\-_\.=]{59}"),
     ("vault-batch-token", "vault", r"hvb\.[\w-]{138,160}"),
     ("vault-service-token", "vault", r"hvs\.[\w-]{90,120}"),
-    ("yandex-access-token", "yandex", r"t1\.[A-Z0-9a-z_-]{20,40}[=]{0,2}\.[A-Z0-9a-z_-]{86}[=]{0,2}"),
+    (
+        "yandex-access-token",
+        "yandex",
+        r"t1\.[A-Z0-9a-z_-]{20,40}[=]{0,2}\.[A-Z0-9a-z_-]{86}[=]{0,2}",
+    ),
     ("yandex-api-key", "yandex", r"AQVN[A-Za-z0-9_\-]{35,38}"),
     ("yandex-aws-access-token", "yandex", r"YC[a-zA-Z0-9_\-]{38}"),
     # semi-generic: a keyword near the value, the value itself of no distinctive shape
@@ -306,16 +338,28 @@ EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("telegram-bot-api-token", "TELEGRAM_API_TOKEN = {s}", r"[0-9]{8}:A[a-z0-9_\-]{34}"),
     ("telegram-bot-api-token", "telegram bot: {s}", r"[0-9]{8}:A[a-z0-9_\-]{34}"),
     ("azure-ad-client-secret", '\\"pass\\": \\"{s}', r"[\w~.]{3}[0-9]Q~[\w~.-]{31,34}"),
-    ("1password-service-account-token", 'onepassword_api_token = "{s}"', r"ops_eyJ[a-zA-Z0-9+/]{250,258}={0,3}"),
+    (
+        "1password-service-account-token",
+        'onepassword_api_token = "{s}"',
+        r"ops_eyJ[a-zA-Z0-9+/]{250,258}={0,3}",
+    ),
     ("slack-bot-token", '"bot_token4": "{s}"', r"xoxb-[0-9]{13}-[0-9]{12}-[a-z0-9]{24}"),
-    ("slack-user-token", '"user_token6": "{s}"', r"xoxp-[0-9]{12}-[0-9]{13}-[0-9]{13}-[a-z0-9]{32}"),
+    (
+        "slack-user-token",
+        '"user_token6": "{s}"',
+        r"xoxp-[0-9]{12}-[0-9]{13}-[0-9]{13}-[a-z0-9]{32}",
+    ),
     ("slack-app-token", '"token4": "{s}"', r"xapp-1-A[0-9]{10}-[0-9]{13}-[a-z0-9]{64}"),
     ("slack-config-access-token", '"access_token3": "{s}"', r"xoxe\.xoxp-1-[a-z0-9]{163}"),
     ("slack-config-refresh-token", '"refresh_token3": "{s}"', r"xoxe-1-[a-z0-9]{146}"),
     ("slack-legacy-bot-token", '"bot_token10": "{s}', r"xoxb-[0-9]{10}-[a-z0-9]{24}"),
     ("slack-legacy-workspace-token", '"access_token1": "{s}', r"xoxa-[0-9]-[a-z0-9]{12}"),
     ("slack-legacy-workspace-token", '"refresh_token2": "{s}', r"xoxr-[a-z0-9]{12}"),
-    ("slack-legacy-token", '"access_token6": "{s}"', r"xoxs-[0-9]{10}-[0-9]{10}-[0-9]{10}-[a-f0-9]{10}"),
+    (
+        "slack-legacy-token",
+        '"access_token6": "{s}"',
+        r"xoxs-[0-9]{10}-[0-9]{10}-[0-9]{10}-[a-f0-9]{10}",
+    ),
 )
 
 # ---------------------------------------------------------------------------
