@@ -612,8 +612,20 @@ def header_spans(text: str, kinds: set[str]) -> list[Span]:
 # zip / unzip -P, 7z -pSECRET, mongo / mongosh -p, curl -u user:password, smbclient -U
 # user%password, openssl -pass pass:SECRET, keytool -storepass / -keypass.
 _FLAG_VALUE = r"(?P<q>[\"']?)(?!-)(?P<s>[^\s\"'`;|&<>]{1,256}+)(?P=q)"
-_LINE = r"[^\n;|&]{0,160}?"
-_CURL_USER = r"[ \t](?:-u|--user)[ \t=]*+(?P<q>[\"']?)[^\s:\"'@/]{0,64}:"  # -u ":pw" too
+# The rest of the command up to the flag, over continuation lines ("\" at a line's end).
+_LINE = r"(?:[^\n;|&]|\\\r?\n){0,400}?"
+_CURL_FLAG = r"[ \t\n](?:-u|--user)[ \t=]*+"
+_CURL_USER = _CURL_FLAG + r"(?P<q>[\"']?)[^\s:\"'/]{0,64}:"  # -u ":pw" too
+# -u "user":"password", -u kevin:'password': the password quoted on its own
+_CURL_QUOTED = (
+    _CURL_FLAG + r"(?:\"[^\"\n]{0,64}\"|'[^'\n]{0,64}'|[^\s:\"'/]{1,64}):"
+    r"(?P<pq>[\"'])(?P<s>[^\"'\n]{1,256})(?P=pq)"
+)
+# -u "sk_live_...:" (an API key as the user, the password empty): a value with letters and digits
+_CURL_KEY = (
+    _CURL_FLAG + r"(?P<q>[\"']?)(?=[^\s:\"']{0,255}[0-9])(?=[^\s:\"']{0,255}[A-Za-z])"
+    r"(?P<s>[^\s:\"'/]{8,256}):(?P=q)(?=\s|$)"
+)
 _SMB_USER = r"[ \t]-U[ \t]*+[^\s%]{1,64}%"
 _SECRET_VALUE = r"(?P<s>[^\s\"'`;|&<>]{1,256}+)"
 
@@ -635,13 +647,15 @@ _COMMAND_FLAGS: tuple[tuple[bytes, re.Pattern[str]], ...] = tuple(
         (b"7z", _command("7z[az]?") + r"[ \t]-p" + _FLAG_VALUE),
         (b"mongo", _command("mongo(?:sh|dump|restore)?") + r"[ \t]-p[ \t]++" + _FLAG_VALUE),
         (b"curl", _command("curl") + _CURL_USER + _SECRET_VALUE + "(?P=q)"),
+        (b"curl", _command("curl") + _CURL_QUOTED),
+        (b"curl", _command("curl") + _CURL_KEY),
         (b"smbclient", _command("smbclient") + _SMB_USER + _SECRET_VALUE),
         (b"pass:", r"(?<![\w-])-pass(?:in|out)?[ \t]++pass:" + _SECRET_VALUE),
     )
 )
 
 
-COMMAND_ANCHORS = tuple(anchor for anchor, _ in _COMMAND_FLAGS)
+COMMAND_ANCHORS = tuple(dict.fromkeys(anchor for anchor, _ in _COMMAND_FLAGS))
 
 
 def command_spans(text: str, kinds: set[str]) -> list[Span]:
