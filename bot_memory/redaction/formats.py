@@ -410,8 +410,13 @@ for _fam in FAMILIES:
         if _fam not in _BY_PREFIX.get(_key, ()):
             _BY_PREFIX[_key] = (*_BY_PREFIX.get(_key, ()), _fam)
 # A separator followed by a known prefix: where a token may start inside a run.
-_CANDIDATE = re.compile(
-    r"[=:/.+~$](?=" + "|".join(re.escape(key) for key in sorted(_BY_PREFIX)) + ")"
+_SECOND: dict[str, str] = {}
+for _key in sorted(_BY_PREFIX):
+    _SECOND[_key[0]] = _SECOND.get(_key[0], "") + _key[1]
+_CANDIDATE = re.compile(  # by first character, then a class of second ones
+    r"[=:/.+~$](?="
+    + "|".join(re.escape(a) + "[" + re.escape(b) + "]" for a, b in sorted(_SECOND.items()))
+    + ")"
 )
 
 
