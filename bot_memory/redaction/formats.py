@@ -51,10 +51,22 @@ def _b64_decode(segment: str) -> bytes | None:
         return None
 
 
+_DISCORD_SHAPE = re.compile(r"[MN][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}")
+
+
 def _discord_id_ok(token: str) -> bool:
-    """The first segment of a Discord bot token is the bot's user ID (a snowflake) in base64."""
-    raw = _b64_decode(token.split(".", 1)[0])
-    return raw is not None and raw.isdigit() and 17 <= len(raw) <= 20
+    """The first segment of a Discord bot token is the bot's user ID (a snowflake) in base64;
+    tokens of the older form (M... or N..., 24 + 6 + 27 characters) are known by that shape
+    when their first and last parts read as random (upper, lower and a digit)."""
+    first = token.split(".", 1)[0]
+    raw = _b64_decode(first)
+    if raw is not None and raw.isdigit() and 17 <= len(raw) <= 20:
+        return True
+    return (
+        _DISCORD_SHAPE.fullmatch(token) is not None
+        and _mixed(first)
+        and _mixed(token.rsplit(".", 1)[1])
+    )
 
 
 def _mixed(value: str) -> bool:
@@ -70,10 +82,25 @@ def _digit_and_letter(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+def _hf_body_ok(body: str) -> bool:
+    if len(body) == 34 and body.isalpha():
+        return True
+    return any(c.isupper() for c in body) and any(c.islower() for c in body)
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+def _has_letter(value: str) -> bool:
+    return any(c.isalpha() for c in value)
+
+
 # Documentation stand-ins: AKIAIOSFODNN7EXAMPLE, ghp_xxxx..., sk-...XXXXXXXX, sk-your-key.
 # Long runs of one case, and "your" at the start of a part: a random token of 150
 # characters spells "yoUR" or "xXxX" about once in 3,000, "XXXX" once in 50,000.
 _FILLER = re.compile(r"x{6}|X{6}|\*{4}|0{8}|(?i:example|placeholder)|(?<![A-Za-z0-9])(?i:your)")
+_MASK = re.compile(r"x{6}|X{6}|\*{4}|0{8}")  # masks alone
 
 
 # ---------------------------------------------------------------------------
@@ -88,6 +115,7 @@ class _Family:
     check: Callable[[str], bool] | None = None
     # a secret without a shape that belongs to this ID when it follows closely
     companion: re.Pattern[str] | None = None
+    filler: re.Pattern[str] | None = None  # what makes a match a stand-in (default _FILLER)
 
 
 def _family(
@@ -96,6 +124,7 @@ def _family(
     pattern: str,
     check: Callable[[str], bool] | None = None,
     companion: str | None = None,
+    filler: re.Pattern[str] | None = None,
 ) -> _Family:
     return _Family(
         name,
@@ -103,6 +132,7 @@ def _family(
         re.compile(pattern),
         check,
         re.compile(companion) if companion else None,
+        filler,
     )
 
 
@@ -110,6 +140,7 @@ _END = r"(?![A-Za-z0-9])"  # fixed-length bodies end where token characters do
 _END_URL = r"(?![A-Za-z0-9_-])"
 _B64 = r"[A-Za-z0-9+/]"
 _B64URL = r"[A-Za-z0-9_-]"
+_B64URL_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
 
 def _companion(alphabet: str, length: int) -> str:
@@ -137,17 +168,19 @@ FAMILIES: tuple[_Family, ...] = (
     _family("groq", ("gsk_",), r"gsk_[A-Za-z0-9]{48,56}" + _END),
     _family("perplexity", ("pplx-",), r"pplx-[A-Za-z0-9]{40,56}" + _END),
     _family("xai", ("xai-",), r"xai-[A-Za-z0-9]{70,90}" + _END, _digit_and_letter),
+    # Hugging Face: 34 letters (any case: no identifier runs 34 letters without an underscore)
+    # or 30-40 characters in both cases.
     _family(
         "huggingface",
         ("hf_",),
         r"hf_[A-Za-z0-9]{30,40}" + _END,
-        lambda s: any(c.isupper() for c in s[3:]) and any(c.islower() for c in s[3:]),
+        lambda s: _hf_body_ok(s[3:]),
     ),
     _family(
         "huggingface_org",
         ("api_org_",),
         r"api_org_[A-Za-z0-9]{30,40}" + _END,
-        lambda s: any(c.isupper() for c in s[8:]) and any(c.islower() for c in s[8:]),
+        lambda s: _hf_body_ok(s[8:]),
     ),
     _family("replicate", ("r8_",), r"r8_[A-Za-z0-9]{37}" + _END, _digit_and_letter),
     _family("langsmith", ("lsv2_",), r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}" + _END),
@@ -161,12 +194,15 @@ FAMILIES: tuple[_Family, ...] = (
         r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _END,
         companion=_companion("A-Za-z0-9/+", 40),
     ),
+    # Amazon Bedrock API keys: long-lived "ABSK" + base64 of "BedrockAPIKey-...", short-term
+    # "bedrock-api-key-" + base64 of "bedrock.amazonaws.com...". The marker is long enough to
+    # decide alone: a body that spells EXAMPLE is no documentation stand-in here.
     _family(
         "aws_bedrock_key",
         ("ABSK", "bedrock-api-key-"),
-        r"(?:ABSKQmVkcm9ja0FQSUtleS|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t)"
-        + _B64
-        + r"{20,}+={0,2}",
+        r"(?:ABSKQmVkcm9ja0FQSUtleS" + _B64 + r"{20,}+"
+        r"|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t" + _B64 + r"{4,}+)={0,2}",
+        filler=_MASK,
     ),
     _family(
         "alibaba_access_key",
@@ -256,7 +292,20 @@ FAMILIES: tuple[_Family, ...] = (
         # routable tokens end in .<base36 length><base36 CRC32> (older ones: .01.<9 chars>)
         r"(?:\.[0-9a-z]{2}(?:\.[0-9a-z]{9}|[0-9a-z]{7})(?![A-Za-z0-9]))?",
     ),
-    _family("gitlab_runner_registration", ("GR1348941",), r"GR1348941[A-Za-z0-9_-]{20}" + _END_URL),
+    _family(
+        "gitlab_runner_registration",
+        ("GR1348941",),
+        r"GR1348941[A-Za-z0-9_-]{20}" + _END_URL,
+        lambda s: _has_letter(s[9:]),
+    ),
+    # 1Password account secret key (its Secret Key, with the hyphens of the emergency kit)
+    _family(
+        "onepassword_secret_key",
+        ("A3-",),
+        r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}"
+        + _END,
+        _digit_and_letter,
+    ),
     # --- package registries
     _family("npm", ("npm_",), r"npm_[A-Za-z0-9]{36}" + _END),  # CRC32 tail unchecked too
     _family(
@@ -274,12 +323,13 @@ FAMILIES: tuple[_Family, ...] = (
         ("xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxo-", "xoxe-", "xoxe.", "xapp-"),
         r"(?:xox[abeoprs]-[A-Za-z0-9-]{10,}+|xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{60,}+"
         r"|xapp-[0-9]-[A-Za-z0-9-]{10,}+)",
-        lambda s: sum(c.isdigit() for c in s) >= 4,
+        lambda s: sum(c.isdigit() for c in s) >= 4 and (len(s) >= 24 or s[3] not in "bp"),
     ),
     _family(
         "discord_bot_token",
-        # the base64 of a snowflake's first two digits: 1x -> MT, 2x -> Mj ... 9x -> OT
-        ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
+        # the base64 of a snowflake's first two digits: 1x -> MT, 2x -> Mj ... 9x -> OT; the
+        # older form starts with M or N and any character
+        (*(lead + c for lead in "MN" for c in _B64URL_CHARS), "OD", "OT"),
         r"[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{25,45}" + _END_URL,
         _discord_id_ok,
     ),
@@ -360,8 +410,13 @@ for _fam in FAMILIES:
         if _fam not in _BY_PREFIX.get(_key, ()):
             _BY_PREFIX[_key] = (*_BY_PREFIX.get(_key, ()), _fam)
 # A separator followed by a known prefix: where a token may start inside a run.
-_CANDIDATE = re.compile(
-    r"[=:/.+~$](?=" + "|".join(re.escape(key) for key in sorted(_BY_PREFIX)) + ")"
+_SECOND: dict[str, str] = {}
+for _key in sorted(_BY_PREFIX):
+    _SECOND[_key[0]] = _SECOND.get(_key[0], "") + _key[1]
+_CANDIDATE = re.compile(  # by first character, then a class of second ones
+    r"[=:/.+~$](?="
+    + "|".join(re.escape(a) + "[" + re.escape(b) + "]" for a, b in sorted(_SECOND.items()))
+    + ")"
 )
 
 
@@ -380,12 +435,14 @@ class _Anchored:
 
 _TERRAFORM = next(f for f in FAMILIES if f.name == "terraform_cloud")
 _ANCHORED: tuple[_Anchored, ...] = (
-    # Telegram bot token: <bot ID, 6-12 digits>:AA<33 characters>, also in .../bot<token>/...
+    # Telegram bot token: <bot ID, 5-16 digits>:AA<33 characters>, also in .../bot<token>/...;
+    # the scanners' samples write ":A" and 34 random characters (then one is a digit).
     _Anchored(
         "telegram_bot_token",
-        ":AA",
+        ":A",
         -1,
-        re.compile(r"[0-9]{6,12}:AA[A-Za-z0-9_-]{31,36}+" + _END_URL),
+        re.compile(r"[0-9]{5,16}:A[A-Za-z0-9_-]{32,37}+" + _END_URL),
+        lambda s: s[s.index(":") + 2 :].startswith("A") or _has_digit(s[s.index(":") + 2 :]),
     ),
     # Azure AD (Entra ID) client secret: 3 characters, a digit, "Q~", 31-34 more.
     _Anchored(
@@ -425,7 +482,7 @@ def _anchored_span(text: str, i: int, fam: _Anchored, run_start: int, out: list[
         begin = i - fam.back
     else:  # a run of digits before the anchor
         begin = i
-        while begin > run_start and "0" <= text[begin - 1] <= "9" and i - begin < 12:
+        while begin > run_start and "0" <= text[begin - 1] <= "9" and i - begin < 16:
             begin -= 1
     if begin < run_start:
         return
@@ -449,7 +506,9 @@ def _run_spans(text: str, start: int, end: int, out: list[Span]) -> None:
             if m is None:
                 continue
             token = m.group()
-            if (fam.check is not None and not fam.check(token)) or _FILLER.search(token):
+            if (fam.check is not None and not fam.check(token)) or (
+                (fam.filler or _FILLER).search(token)
+            ):
                 continue
             out.append(m.span())
             resume = m.end()

@@ -38,17 +38,20 @@ Span = tuple[int, int]
 _PLACEHOLDER = re.compile(
     r"\[REDACTED\](?:[\s:/|,;-]*+\[REDACTED\])*+"
     r"|(?i:none|null|nil|undefined|true|false|empty|n/a|todo|tbd|redacted|hidden|masked"
-    r"|removed|example|placeholder|dummy|required|optional|secret|password|token|value)"
-    r"|\$\{\{?.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$env:.*"
+    r"|removed|example|placeholder|dummy|required|optional|secret|password|token|value"
+    r"|pass|pwd|test|changeme|changeit)"
+    r"|[01]"  # a switch: PuttyPassword=0
+    r"|\$\{\{?.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]|\$env:.*"
     r"|\{\{.*"
-    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}"
+    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\{[^{}]*[()][^{}]*\}"  # {name}, {base64(user:pass)}
     r"|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|<[^<>]*>?|\[[^\[\]]*\]"
     r"|(?i:your|insert|enter|replace|paste|put)[_ -].*"
     # masks: long runs anywhere, or a value of x's (xxxx-xxxx, sk-xxxx); a random secret
     # may hold a short run of x's ("xXxX", "XXXX") and is no mask
     r"|.*(?:x{6}|X{6}|\*{3}|•{3}|●{3}|\.{3}|…).*"
-    r"|(?:[A-Za-z0-9]{1,12}[_.-])?(?:x{3,}|X{3,})(?:[_.:-](?:x{3,}|X{3,}))*"
+    r"|(?:[A-Za-z0-9]{1,12}[_.-])?(?:x{3,}|X{3,})(?:[_.:-](?:x{3,}|X{3,}))*|y{3,}|Y{3,}"
+    r"|[A-Z0-9]*EXAMPLE[A-Z0-9]*"  # the documentation's keys: AKIAIOSFODNN7EXAMPLE
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # an environment variable's name: DB_PASSWORD
 )
 
@@ -78,7 +81,7 @@ _PATH_OR_URL = re.compile(r"(?:~|\.{1,2})?/.*|[A-Za-z]:\\.*|.*://.*")
 _TOKEN_PREFIX = re.compile(
     r"(?:gh[pousr]_|github_pat_|npm_|[rs]k_(?:live|test)_|xox[abeoprs]-|xapp-"
     r"|gl(?:pat|oas|dt|rt|cbt|ptt|ft|imt|agent|soat|ffct)-|dckr_pat_|shp(?:at|ca|pa|ss)_"
-    r"|lin_api_|whsec_|pypi-)[A-Za-z0-9_-]{16,}+"
+    r"|lin_api_|whsec_|pypi-|hf_|api_org_)[A-Za-z0-9_-]{16,}+"
 )
 _PART = re.compile(r"[A-Za-z0-9]{10,}+")
 
@@ -105,6 +108,7 @@ _PROSE_NOT_SECRET = re.compile(
     r"[a-z0-9]+(?:-[a-z]+)++"  # "2fa-protected", "sha256-hashed", "8-characters"
     r"|0x[0-9A-Fa-f]{40}"  # a (public) wallet address
     r"|v?[0-9]+(?:\.[0-9]+)++"  # a version or an address: 1.2.3, 10.0.0.1
+    r"|(?:[a-z0-9-]++\.)++[a-z]{2,12}(?::[0-9]{1,5})?"  # a host: sm02915.int.contoso.com:25
     r"|(?i:base(?:32|58|64)|sha-?[0-9]{1,3}|md[45]|utf-?(?:8|16|32)|argon2(?:id|i|d)?"
     r"|pbkdf2|aes-?[0-9]{3}|rsa-?[0-9]{3,4}|ed25519|x25519|[0-9]fa|gpt-?[0-9a-z.-]*"
     r"|[0-9]++(?:chars?|characters?|digits?|letters?|symbols?|bytes?|bits?|[smhdwk]|ms|mins?"
@@ -153,8 +157,14 @@ _PASSWORD_WORDS = frozenset(
         "口令",
     }
 )
-_EXACT_WORDS = frozenset({"pass", "pwd", "auth", "storepass", "keypass", "credentials"})
-_HINT_WORDS = frozenset({"auth", "credential", "credentials", "passwords", "secrets", "tokens"})
+_EXACT_WORDS = frozenset({"pass", "pwd", "auth", "storepass", "keypass", "credentials", "creds"})
+_HINT_WORDS = frozenset(
+    {"auth", "credential", "credentials", "creds", "passwords", "secrets", "tokens"}
+)
+# A key that names something about the secret, not the secret: token_url, secret_name,
+# SECRET_LENGTH, and credentialsId / UserSecretsId (an ID that refers to stored credentials).
+_ABOUT_WORDS = frozenset({"name", "url", "uri", "endpoint", "length", "len", "size"})
+_REFERENCE_IDS = frozenset({"credential", "credentials", "creds", "secrets"})
 # "<qualifier> key" is a label (api key, access key, ...); a bare "key" is not.
 _KEY_QUALIFIERS = frozenset(
     {
@@ -164,11 +174,13 @@ _KEY_QUALIFIERS = frozenset(
     }
 )  # fmt: skip
 # "--no-password", "show_password", "use_token": a switch about the secret, not the secret.
+# "theapikey", "myprivatekey": a qualified key written as one word.
+_ONE_WORD_KEYS = ("apikey", "secretkey", "privatekey", "accesskey")
 _NEGATORS = frozenset(
     {
         "no", "ask", "prompt", "skip", "show", "hide", "with", "without", "use", "require",
         "allow", "disable", "enable", "forgot", "forget", "is", "has", "max", "min", "num",
-        "check", "verify", "validate", "generate", "rotate", "count",
+        "check", "verify", "validate", "generate", "rotate", "count", "public",
     }
 )  # fmt: skip
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -187,7 +199,7 @@ def _secret_word(seg: str, prev: str | None) -> str | None:
         return "key"
     if seg == "keys" and prev in _KEY_QUALIFIERS:
         return "secrets"
-    if seg.endswith("key") and seg[:-3] in _KEY_QUALIFIERS:
+    if seg.endswith("key") and (seg[:-3] in _KEY_QUALIFIERS or seg.endswith(_ONE_WORD_KEYS)):
         return "key"
     return None
 
@@ -206,6 +218,10 @@ def key_strength(key: str) -> tuple[int, bool]:
         strength = max(strength, _LABEL if last and word not in _HINT_WORDS else _HINT)
     if strength == _LABEL and len(segs) == 2 and segs[0] in _NEGATORS:
         return _NONE, False
+    if strength == _HINT and (
+        segs[-1] in _ABOUT_WORDS or (segs[-1] in ("id", "ids") and segs[-2] in _REFERENCE_IDS)
+    ):
+        return _NONE, False
     return strength, password
 
 
@@ -222,7 +238,16 @@ _QUOTED_MAX = 4096
 _UNQUOTED_MAX = 512
 _VALUE_RUN = re.compile(rf"[{_VALUE_CHARS}]*+")
 _BLANK = r"[^\S\r\n]"  # blanks inside a line
-_SEP = r"(?:=>|:=|[:=：＝])(?!=)"
+# =, :, =>, := and the other assignment operators of config and build files: ::= and :::=
+# (Makefile), ?= and += (Makefile, shell), .= (PHP).
+_SEP = r"(?:=>|:{1,3}=|[?+.]=|[:=：＝])(?!=)"
+# A declared type between the key and its "=": var token string = "...", const key: string = ...
+_TYPE = (
+    rf"(?:{_BLANK}*+:)?{_BLANK}++(?:string|String|str|bytes|\[\]byte|SecretStr|Secret|char\*|"
+    r"std::string|NSString\s?\*)(?=[^\S\r\n]*+(?:=|:=))"
+)
+# A YAML block scalar: "token: |" or "token: >-", the value on the next, indented line.
+_BLOCK = rf"(?:[|>][-+]?[0-9]?{_BLANK}*+\r?\n{_BLANK}++)?"
 _DASH = r"(?:[—–]|-(?=[^\S\r\n]))"
 # A prose value needs a digit or a symbol in its first characters (_looks_secret decides);
 # checked in the regex so "my password is too short" fails without a Python call.
@@ -231,10 +256,12 @@ _PROSE_VALUE_AHEAD = (
 )
 _TAIL = re.compile(
     # closing quote of a quoted key, optional Markdown bold
-    r"(?P<kq>\\?[\"'`])?(?:\*\*)?"
+    r"(?P<kq>\\?[\"'`])?(?:(?<=[\"'`])\]|\[\])?(?:\*\*)?"
     r"(?:"
     # "password: X", "password = X": any value
-    rf"(?P<sep>{_BLANK}*+{_SEP}(?:\*\*)?{_BLANK}*+)"
+    rf"(?P<sep>(?:{_TYPE})?{_BLANK}*+{_SEP}(?:\*\*)?{_BLANK}*+{_BLOCK})"
+    # a comma glued to both (CSV: "token,VALUE,"): only a value that looks like a secret
+    rf"|(?P<comma>,)(?=[^\s,]){_PROSE_VALUE_AHEAD}"
     # prose -- "my password is X", "password for root: X", "пароль от почты — X", "密码是X" --
     # and a bare blank, "password\tX" / 'password "X"': only values that look like a secret
     r"|(?P<prose>"
@@ -244,10 +271,13 @@ _TAIL = re.compile(
     rf"(?:{_BLANK}*+(?:[:：]|{_DASH}))?"
     rf"|{_BLANK}*+(?:是|为|改成|改为|换成|设为|设置为)[:：]?)"
     rf"(?:\*\*)?{_BLANK}*+){_PROSE_VALUE_AHEAD}"
+    # "--http-password X": after a password flag a blank is the separator
+    r"|(?:(?<=-password)|(?<=-passwd)|(?<=-passphrase)|(?<=-secret)|(?<=-token))"
+    rf"(?P<flagval>{_BLANK}++)(?=[^\s-])"
     rf"|(?P<bare>{_BLANK}++){_PROSE_VALUE_AHEAD}"
     r")"
     r"(?:"
-    rf"\"(?P<dq>(?:[^\"\\\n]|\\.){{1,{_QUOTED_MAX}}}+)\""
+    rf"@?\"(?P<dq>(?:[^\"\\\n]|\\.){{1,{_QUOTED_MAX}}}+)\""
     rf"|'(?P<sq>(?:[^'\\\n]|\\.){{1,{_QUOTED_MAX}}}+)'"
     rf"|`(?P<bq>[^`\n]{{1,{_QUOTED_MAX}}}+)`"
     rf"|“(?P<cq>[^”\n]{{1,{_QUOTED_MAX}}}+)”"
@@ -311,7 +341,7 @@ def _value_span(
     if end <= start:
         return None
     value = text[start:end]
-    bare = m.start("bare") >= 0
+    bare = m.start("bare") >= 0 or (m.start("flagval") >= 0 and not flag)
     if bare and m.start("kq") >= 0:
         return None  # a quoted key takes a separator: name="password" placeholder=...
     if is_placeholder(value) or _is_code(value) or _PATH_OR_URL.fullmatch(value):
@@ -322,7 +352,12 @@ def _value_span(
         if value.startswith("-"):
             return None
         bare = False  # "--password x": the flag is the separator
-    prose = bare or m.start("prose") >= 0 or (group == "uq" and not flag and _in_sentence(m, end))
+    prose = (
+        bare
+        or m.start("prose") >= 0
+        or m.start("comma") >= 0
+        or (group == "uq" and not flag and _in_sentence(m, end))
+    )
     hint = strength == _HINT
     if (prose or hint) and not _looks_secret(value, password=password, bare=bare, hint=hint):
         return None
@@ -577,8 +612,20 @@ def header_spans(text: str, kinds: set[str]) -> list[Span]:
 # zip / unzip -P, 7z -pSECRET, mongo / mongosh -p, curl -u user:password, smbclient -U
 # user%password, openssl -pass pass:SECRET, keytool -storepass / -keypass.
 _FLAG_VALUE = r"(?P<q>[\"']?)(?!-)(?P<s>[^\s\"'`;|&<>]{1,256}+)(?P=q)"
-_LINE = r"[^\n;|&]{0,160}?"
-_CURL_USER = r"[ \t](?:-u|--user)[ \t=]*+(?P<q>[\"']?)[^\s:\"'@/]{0,64}:"  # -u ":pw" too
+# The rest of the command up to the flag, over continuation lines ("\" at a line's end).
+_LINE = r"(?:[^\n;|&]|\\\r?\n){0,400}?"
+_CURL_FLAG = r"[ \t\n](?:-u|--user)[ \t=]*+"
+_CURL_USER = _CURL_FLAG + r"(?P<q>[\"']?)[^\s:\"'/]{0,64}:"  # -u ":pw" too
+# -u "user":"password", -u kevin:'password': the password quoted on its own
+_CURL_QUOTED = (
+    _CURL_FLAG + r"(?:\"[^\"\n]{0,64}\"|'[^'\n]{0,64}'|[^\s:\"'/]{1,64}):"
+    r"(?P<pq>[\"'])(?P<s>[^\"'\n]{1,256})(?P=pq)"
+)
+# -u "sk_live_...:" (an API key as the user, the password empty): a value with letters and digits
+_CURL_KEY = (
+    _CURL_FLAG + r"(?P<q>[\"']?)(?=[^\s:\"']{0,255}[0-9])(?=[^\s:\"']{0,255}[A-Za-z])"
+    r"(?P<s>[^\s:\"'/]{8,256}):(?P=q)(?=\s|$)"
+)
 _SMB_USER = r"[ \t]-U[ \t]*+[^\s%]{1,64}%"
 _SECRET_VALUE = r"(?P<s>[^\s\"'`;|&<>]{1,256}+)"
 
@@ -600,13 +647,15 @@ _COMMAND_FLAGS: tuple[tuple[bytes, re.Pattern[str]], ...] = tuple(
         (b"7z", _command("7z[az]?") + r"[ \t]-p" + _FLAG_VALUE),
         (b"mongo", _command("mongo(?:sh|dump|restore)?") + r"[ \t]-p[ \t]++" + _FLAG_VALUE),
         (b"curl", _command("curl") + _CURL_USER + _SECRET_VALUE + "(?P=q)"),
+        (b"curl", _command("curl") + _CURL_QUOTED),
+        (b"curl", _command("curl") + _CURL_KEY),
         (b"smbclient", _command("smbclient") + _SMB_USER + _SECRET_VALUE),
         (b"pass:", r"(?<![\w-])-pass(?:in|out)?[ \t]++pass:" + _SECRET_VALUE),
     )
 )
 
 
-COMMAND_ANCHORS = tuple(anchor for anchor, _ in _COMMAND_FLAGS)
+COMMAND_ANCHORS = tuple(dict.fromkeys(anchor for anchor, _ in _COMMAND_FLAGS))
 
 
 def command_spans(text: str, kinds: set[str]) -> list[Span]:

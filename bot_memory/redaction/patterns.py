@@ -96,6 +96,41 @@ _AZURE_SIG = re.compile(r"[?&;]sig=(?P<s>[^\s;&#\"'`,]++)")
 # GitLab's session cookie: the name stays, its 32 hex characters go.
 _GITLAB_SESSION = re.compile(r"(?<![A-Za-z0-9_])_gitlab_session=(?P<s>[0-9a-f]{32})(?![0-9a-f])")
 
+# A Kubernetes Secret manifest (kind: Secret): the values under its data: are the secrets, in
+# base64 (10 characters or more: "YWRtaW4=", admin, is a user name's length), inline or as a
+# YAML block scalar on the next line.
+_K8S_KIND = re.compile(r"(?im)^[ \t]*kind:[ \t]*([\"']?)secret\1[ \t]*\r?$")
+_K8S_DATA = re.compile(r"(?m)^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n")
+_K8S_ENTRY = re.compile(
+    r"(?m)[ \t]++[\w.-]{1,253}+:[ \t]*+(?:[|>][-+]?[ \t]*+\r?\n[ \t]++)?([\"']?)"
+    r"(?P<s>[A-Za-z0-9+/]{10,}+={0,3})\1[ \t]*+\r?$"
+)
+
+
+def _kubernetes_spans(text: str) -> list[Span]:
+    if _K8S_KIND.search(text) is None:
+        return []
+    out: list[Span] = []
+    for data in _K8S_DATA.finditer(text):
+        indent, pos = data.group("indent"), data.end()
+        while pos < len(text):  # the lines indented below data:, comments and blank lines
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            line = text[pos:end]
+            stripped = line.strip()
+            if stripped and not (
+                line.startswith(indent) and line[len(indent) : len(indent) + 1].isspace()
+            ):
+                break
+            if stripped and not stripped.startswith("#"):
+                m = _K8S_ENTRY.match(text, pos + len(indent), min(len(text), end + 1 + 4096))
+                if m is not None:
+                    out.append(m.span("s"))
+                    end = max(end, text.rfind("\n", 0, m.end("s")))
+            pos = end + 1
+    return out
+
+
 _STRUCTURAL: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("-----begin", _PEM),
     ("putty-user-key-file", _PUTTY),
@@ -133,6 +168,7 @@ _RARITY = b"<>~$+!#7zqxjkvbpygfwmucldrhsnioate0123456789_:/=-."
 _LABELS = frozenset(LABEL_ANCHORS)
 _OTHERS = (
     *(kind.encode() for kind, _ in _STRUCTURAL if kind != "key="),
+    b"kind:",
     b"authorization",
     b"bearer",
     *COMMAND_ANCHORS,
@@ -266,6 +302,8 @@ def _spans_once(text: str) -> tuple[list[Span], bool]:
     found = token_spans(text, folded)
     if kinds:
         found += _structural_spans(text, kinds)
+        if "kind:" in kinds:
+            found += _kubernetes_spans(text)
     if found:  # labels read the text with those already replaced
         first, grown = _merge(found)
         replaced = _apply(text, first)

@@ -4,6 +4,7 @@ checks formats carry; secrets split over consecutive messages; linear cost."""
 
 from __future__ import annotations
 
+import base64
 import random
 from collections import defaultdict
 
@@ -161,6 +162,93 @@ def test_more_published_shapes() -> None:
         f"Cookie: _gitlab_session={REDACTED}; path=/"
     )
     assert redact(f"_gitlab_session={cookie}") == f"_gitlab_session={REDACTED}"
+
+
+def test_shapes_the_peer_suite_found() -> None:
+    # tests/data/peer_secrets.jsonl: published shapes whatever the checksum or the case.
+    r = random.Random("peer")
+    up = UPPER + "0123456789"
+    onepassword = p("A3-", rand(r, up, 6), "-", rand(r, up, 11), "-", rand(r, up, 5), "-",
+                    rand(r, up, 5), "-", rand(r, up, 5))  # fmt: skip
+    discord_old = p("MZ", rand(r, ALNUM, 22), ".", rand(r, ALNUM, 6), ".", rand(r, ALNUM, 27))
+    bedrock = p("AB", "SKQmVkcm9ja0FQSUtleS1", "EXAMPLE" * 12, "EXM=")
+    huggingface = p("hf", "_", rand(r, LOWER, 34).replace("x", "q"))
+    telegram = p("12345", ":A", rand(r, LOWER + "0123456789_-", 34))
+    for token in (onepassword, discord_old, bedrock, huggingface, telegram):
+        assert redact(f"use {token} now") == f"use {REDACTED} now", token
+    for stand_in in (p("GR1348941", "1" * 20), p("xo", "xb-12345-abcd234")):
+        assert redact(stand_in) == stand_in
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        'GITHUB_TOKEN ::= "{s}"',
+        'GITHUB_TOKEN :::= "{s}"',
+        'GITHUB_TOKEN ?= "{s}"',
+        'GITHUB_TOKEN += "{s}"',
+        '$githubToken .= "{s}"',
+        'var githubToken string = "{s}"',
+        "const apiKey: string = '{s}'",
+        "github_token: |\n  {s}",
+        "github_token: >-\n  {s}",
+        "githubToken,{s},",
+        'some_dict["secret"] = "{s}"',
+        'apikey[]= "{s}"',
+        'apikey = @"{s}"',
+        "theapikey: {s}",
+        "login_somewhere --http-password {s}",
+        "creds = {s}",
+    ],
+)
+def test_labels_as_config_and_build_files_write_them(template: str) -> None:
+    secret = rand(random.Random(template), LOWER + "0123456789", 32)
+    text = template.format(s=secret)
+    assert redact(text) == text.replace(secret, REDACTED)
+
+
+def test_curl_credentials_the_peer_suite_found() -> None:
+    secret = rand(random.Random("curl"), ALNUM, 16)
+    for text in (
+        f"curl --user kevin:'{secret}' -iX PATCH",
+        f'curl --user "{{client}}":"{secret}" https://x.example.com',
+        f"curl --user roger23@example.com:{secret} https://x.example.com",
+        f'curl -u "{secret}:" https://localhost:9200',
+        f"curl -k -X POST https://x.example.com/a \\\n  -d 'world' \\\n  -u dev:{secret}",
+    ):
+        assert secret not in redact(text), text
+
+
+def test_a_kubernetes_secret_manifest() -> None:
+    value = base64.b64encode(rand(random.Random("k8s"), ALNUM, 12).encode()).decode()
+    for manifest in (
+        f"apiVersion: v1\nkind: Secret\ndata:\n  extra: {value}\n  user: YWRtaW4=\n",
+        f"apiVersion: v1\ndata:\n  .dockercfg: |\n    {value}\nkind: 'Secret'\n",
+    ):
+        assert redact(manifest) == manifest.replace(value, REDACTED)
+    external = f"kind: ExternalSecret\nspec:\n  data:\n    - remoteRef:\n        key: {value}\n"
+    assert redact(external) == external
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "credentialsId: 'ff083f76-7804-4ef1-80e4-fe975bb9141b'",
+        "<UserSecretsId>79a3edd0-2092-40a2-a04d-dcb46d5ca9ed</UserSecretsId>",
+        "secret_length = X25519.secret_length",
+        'LLM_SECRET_NAME = "NEXUS-GPT4-API-KEY"',
+        'publicToken = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"',
+        "X-MS-Exchange-Organization-AuthSource: sm02915.int.contoso.com",
+        "PuttyPassword=0",
+        "curl -i -u 'test:test'",
+        '   curl -sL --user "$1:$2" "$3" > "$4"',
+        'curl --user "xxx:yyy"',
+        "aws_access_key: " + p("AKIA", "IOSFODNN7", "EXAMPLE"),
+        'curl -H "Authorization: basic {base64(email:password[\\n])}"',
+    ],
+)
+def test_peer_negatives_stay(text: str) -> None:
+    assert redact(text) == text
 
 
 def test_discord_token_needs_a_user_id_in_its_first_part() -> None:
