@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-
 from bot_memory.redaction.patterns import redact
 
 SUITE = Path(__file__).resolve().parent.parent / "data" / "peer_secrets.jsonl"
