@@ -6,9 +6,10 @@ from datetime import datetime
 from typing import Any
 
 from bot_memory.access import Membership
-from bot_memory.control import may_forget, note_subject
+from bot_memory.control import may_forget
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
+from bot_memory_aiogram import display
 from bot_memory_aiogram.i18n import Texts
 
 # The strings the page shows, served in the user's language (the bot's own Fluent files, so
@@ -56,6 +57,8 @@ PAGE_STRINGS = (
     "page-back",
     "page-error-no-telegram",
     "page-error-busy",
+    "page-replaced",
+    "screen-someone",
 )
 
 
@@ -67,7 +70,12 @@ JOB_PHASES = ("extract", "consolidate", "done", "failed", "stopped")
 
 def strings(texts: Texts, language: str) -> dict[str, str]:
     found = {key: texts(language, key) for key in PAGE_STRINGS}
+    # Filled in by the page (app.js `fill`): the number, or a date it formats in the user's
+    # language (Intl, like its other dates) and the newer memory's text.
     found["page-source-link"] = texts(language, "page-source-link", n="{n}")
+    found["page-replaced-on"] = texts(language, "page-replaced-on", when="{when}")
+    found["page-replaced-by"] = texts(language, "page-replaced-by", when="{when}", by="{by}")
+    found["page-replaced-by-newer"] = texts(language, "page-replaced-by-newer", when="{when}")
     return found
 
 
@@ -113,11 +121,12 @@ def record_json(
     direct = [s for s in record.sources if not s.inherited]
     return {
         "id": record.id,
-        "title": record.title,
-        # A note in the user's words: those stored with "remember that ..." shown without it.
-        "summary": note_subject(record) if record.origin == "note" else record.summary,
+        # A note as its whole fact in the user's words (without "remember that ...", for notes
+        # stored so before), an extracted memory as the model titled and summarised it.
+        "title": display.title(record),
+        "summary": display.summary(record),
         "origin": record.origin,
-        "speakers": [names.get(i, str(i)) for i in record.speaker_ids],
+        "speakers": display.speaker_names(record, names),  # None: a name the bot never saw
         "created_at": _when(record.created_at),
         "last_used_at": _when(record.last_used_at),
         "until": _when(record.available_until),
@@ -140,12 +149,7 @@ def record_json(
 def status_line(
     texts: Texts, language: str, *, count: int, pending: bool, last_run: datetime | None
 ) -> str:
-    """The /memory screen's status line, word for word."""
-    return texts(
-        language,
-        "screen-status",
-        count=count,
-        pending="yes" if pending else "no",
-        ran="yes" if last_run else "no",
-        when=last_run.date().isoformat() if last_run else "",
+    """The /memory screen's status line for a group's admins, word for word."""
+    return display.status_line(
+        texts, language, count=count, pending=pending, last_run=last_run, admin=True
     )

@@ -30,6 +30,7 @@ from bot_memory.records import MemoryRecord
 from bot_memory.retrieval import find_records
 from bot_memory.service import Memory
 from bot_memory.storage import ScopeSummary
+from bot_memory_aiogram import display
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.routers.common import Directed
@@ -39,6 +40,7 @@ log = get_logger(__name__)
 
 PAGE = 5
 TITLE_CHARS = 80
+NEWER_CHARS = 60  # the newer memory's text in a replaced memory's mark
 
 
 class MemoryScreen(CallbackData, prefix="bm"):
@@ -70,6 +72,9 @@ class Page:
     private: bool
     topic: bool
     budget_usd: float
+    # What replaced a record on the page: the newer memory's text, for those the reader may
+    # read and that are still there (the others are "a newer memory").
+    newer: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def render(
@@ -90,20 +95,25 @@ def render(
     if not p.records:
         lines.append(t("screen-empty"))
     for n, record in enumerate(p.records, start=1 + p.page * PAGE):
-        title = record.title if len(record.title) <= TITLE_CHARS else record.title[:79] + "…"
-        meta = record.created_at.date().isoformat()
+        # As the page shows it: the fact in the user's words, the date in their language, who
+        # said it in groups only (by name, never an ID).
+        parts = [display.day(texts, language, record.created_at)]
         if not p.private:
-            meta += " · " + ", ".join(names.get(i, str(i)) for i in record.speaker_ids)
-        if record.replaced_by is not None:
-            when = record.replaced_at.date().isoformat() if record.replaced_at else ""
-            meta += " · " + t("screen-replaced", by=record.replaced_by, when=when)
-        lines.append(as_line(f"{n}. ", Bold(title), " — ", Italic(meta), end=""))
-    status = t(
-        "screen-status",
+            parts.append(display.speakers_line(texts, language, record, names))
+        newer = p.newer.get(record.replaced_by or "")
+        mark = display.replaced_mark(texts, language, record, newer)
+        if mark:
+            parts.append(mark)
+        title = display.cut(display.title(record), TITLE_CHARS)
+        lines.append(as_line(f"{n}. ", Bold(title), " — ", Italic(" · ".join(parts)), end=""))
+    # The recall index and memory's runs are for a group's admins; everyone else reads a count.
+    status = display.status_line(
+        texts,
+        language,
         count=s.records,
-        pending="yes" if s.pending else "no",
-        ran="yes" if s.last_run else "no",
-        when=s.last_run.date().isoformat() if s.last_run else "",
+        pending=s.pending,
+        last_run=s.last_run,
+        admin=p.admin and not p.private,
     )
     lines.append(Italic(status))
 
@@ -136,7 +146,7 @@ def render(
 def confirm(
     record: MemoryRecord, page: int, texts: Texts, language: str, owner: int
 ) -> tuple[Text, InlineKeyboardMarkup]:
-    title = record.title if len(record.title) <= TITLE_CHARS else record.title[:79] + "…"
+    title = display.cut(display.title(record), TITLE_CHARS)
     yes = MemoryScreen(act="f", page=page, rid=record.id, owner=owner).pack()
     no = MemoryScreen(act="p", page=page, owner=owner).pack()
     markup = InlineKeyboardMarkup(
@@ -157,6 +167,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         scope = gate.scope
         now = datetime.now(UTC)
         summary = await memory.store.summary(scope, now)
+        known: dict[str, MemoryRecord] | None = None  # None: look up what is not on the page
         if memory.access.can_read is None:
             pages = max(1, -(-summary.records // PAGE))
             page = min(max(page, 0), pages - 1)
@@ -187,6 +198,8 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             pages = max(1, -(-len(readable) // PAGE))
             page = min(max(page, 0), pages - 1)
             records = readable[page * PAGE : (page + 1) * PAGE]
+            known = {r.id: r for r in readable}  # anything else the reader may not read
+        newer = await newer_texts(memory, gate, records, known, now)
         return Page(
             records=records,
             page=page,
@@ -196,7 +209,38 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             private=scope.is_private,
             topic=topic,
             budget_usd=memory.settings.workspace_budget_usd,
+            newer=newer,
         )
+
+    async def newer_texts(
+        memory: Memory,
+        gate: Gate,
+        records: list[MemoryRecord],
+        known: dict[str, MemoryRecord] | None,
+        now: datetime,
+    ) -> dict[str, str]:
+        """The text of each memory that replaced one on the page, if it is still there and the
+        reader may read it (`known`: every record they may read, when the host's grants decide;
+        else a record off the page is looked up)."""
+        on_page = {r.id: r for r in records}
+        found: dict[str, str] = {}
+        for rid in sorted({r.replaced_by for r in records if r.replaced_by}):
+            newer = (on_page if known is None else known).get(rid)
+            if newer is None and known is None:
+                _, hits = await find_records(
+                    memory.store.pool,
+                    gate.scope,
+                    query=None,
+                    record_id=rid,
+                    now=now,
+                    limit=1,
+                    while_off=True,
+                    replaced=True,
+                )
+                newer = hits[0] if hits and await gate.readable(record_view(hits[0])) else None
+            if newer is not None:
+                found[rid] = display.cut(display.summary(newer), NEWER_CHARS)
+        return found
 
     @router.message(Command("memory"), Directed())
     async def open_screen(

@@ -28,7 +28,11 @@ memory-off-topic = Пам’ять у цій темі вимкнено — сп�
 screen-title-chat = Пам’ять цього чату
 screen-title-topic = Пам’ять цієї теми
 screen-empty = Тут поки що нічого не збережено.
-screen-replaced = замінено записом { $by } { $when }
+screen-date = { DATETIME($when, dateStyle: "medium") }
+screen-replaced = замінено { $when } записом «{ $by }»
+screen-replaced-newer = замінено { $when } новішим записом
+screen-someone = учасник
+screen-more = і ще { $count }
 screen-is-off = Пам’ять тут вимкнено: записи збережено, але вони не використовуються й не поповнюються.
 screen-status = { $count ->
     [one] { $count } запис
@@ -64,17 +68,17 @@ command-memory-off = Вимкнути пам’ять тут
 
 memory-flood = Забагато повідомлень одразу: частину з них я пропущу. Будь ласка, пишіть повільніше.
 
-# Менеджер пам'яті (Mini App)
-page-open = Відкрити менеджер пам'яті
-page-open-group = Ось пам'ять чату «{ $title }». Кнопка працює { $minutes ->
+# Менеджер пам’яті (Mini App)
+page-open = Відкрити менеджер пам’яті
+page-open-group = Ось пам’ять чату «{ $title }». Кнопка працює { $minutes ->
     [one] { $minutes } хвилину
     [few] { $minutes } хвилини
    *[other] { $minutes } хвилин
 }; потім відкрийте її знову командою /memory у групі.
-page-link-invalid = Це посилання не для вас. Відкрийте пам'ять знову командою /memory у групі.
-page-link-expired = Термін дії посилання минув. Відкрийте пам'ять знову командою /memory у групі.
-page-title = Менеджер пам'яті
-page-search = Пошук у пам'яті
+page-link-invalid = Це посилання не для вас. Відкрийте пам’ять знову командою /memory у групі.
+page-link-expired = Термін дії посилання минув. Відкрийте пам’ять знову командою /memory у групі.
+page-title = Менеджер пам’яті
+page-search = Пошук у пам’яті
 page-search-button = Знайти
 page-clear = Скинути
 page-no-match = Нічого не знайдено.
@@ -84,10 +88,14 @@ page-select = Вибрати
 page-confirm = Так, забути
 page-export = Експорт
 page-exported = Файл експорту завантажується.
-page-speakers = Сказав(ла)
+page-speakers = Зі слів
 page-created = Створено
 page-used = Використано
 page-until = Зберігається до
+page-replaced = Замінено
+page-replaced-on = Замінено { $when }
+page-replaced-by = { $when }, записом «{ $by }»
+page-replaced-by-newer = { $when }, новішим записом
 page-sources = Джерела
 page-note = Нотатка
 page-extracted = З розмови
@@ -112,11 +120,11 @@ page-problems = { $count ->
 }
 page-error-auth = Не вдалося підтвердити, хто ви. Закрийте сторінку й відкрийте її знову з бота.
 page-error-expired = Сторінка відкрита надто довго. Закрийте її й відкрийте знову з бота.
-page-error-link = Це посилання не для вас. Відкрийте пам'ять знову командою /memory.
-page-error-link-expired = Термін дії посилання минув. Відкрийте пам'ять знову командою /memory.
+page-error-link = Це посилання не для вас. Відкрийте пам’ять знову командою /memory.
+page-error-link-expired = Термін дії посилання минув. Відкрийте пам’ять знову командою /memory.
 page-error-link-used = Це посилання на експорт уже використано. Натисніть «Експорт» ще раз, щоб отримати нове.
 page-error-request = Запит не зрозуміло.
-page-error-busy = Пам'ять зараз недоступна. Спробуйте за хвилину.
+page-error-busy = Пам’ять зараз недоступна. Спробуйте за хвилину.
 page-error-no-telegram = Відкрийте цю сторінку з бота в Telegram.
 page-forget = Забути
 page-forget-all = Забути все
@@ -125,16 +133,16 @@ page-forget-n = { $count ->
     [few] Забути { $count } записи
    *[other] Забути { $count } записів
 }
-page-switch = Використовувати й поповнювати пам'ять тут
-page-confirm-off = Вимкнути пам'ять? Збережене залишиться: його можна переглядати, забувати й експортувати, але воно не використовується й не поповнюється.
-page-confirm-on = Увімкнути пам'ять? Збережене знову використовується, і додаються нові записи.
+page-switch = Використовувати й поповнювати пам’ять тут
+page-confirm-off = Вимкнути пам’ять? Збережене залишиться: його можна переглядати, забувати й експортувати, але воно не використовується й не поповнюється.
+page-confirm-on = Увімкнути пам’ять? Збережене знову використовується, і додаються нові записи.
 page-source-link = Повідомлення { $n }
 page-sources-unlinked = Telegram не дає посилань на повідомлення цього чату.
 page-not-yours = Це сказав хтось інший: забути це може лише він або адміністратор групи.
 page-close = Закрити
 page-session-ended = Сторінка відкрита надто довго й більше не може нічого змінювати. Закрийте її та відкрийте знову з бота командою /memory.
 page-job-extract = Читання розмов: { $count }
-page-job-consolidate = Об'єднання записів: { $count }
+page-job-consolidate = Об’єднання записів: { $count }
 page-job-done = Готово: { $count }
 page-job-failed = З помилкою: { $count }
 page-job-stopped = Зупинено: { $count }

@@ -157,20 +157,46 @@ async def test_a_note_is_the_fact_in_the_users_own_words_in_four_languages(app: 
         assert row["text"] == text  # the source message keeps the whole text
         [shown] = (await app.page(user, language=language).get("api/memories")).json()["records"]
         assert (shown["title"], shown["summary"]) == (kept, kept), language
-    # A note stored before, with the request words: shown the same way (export keeps it).
-    await pool.execute(
-        "UPDATE memory_records SET summary = 'remember that my cat is Mochi'"
-        " WHERE summary = 'my cat is Mochi'"
-    )
-    await pool.execute(
-        "UPDATE memory_records SET summary = $1 WHERE summary = $2",
-        "запомни, что мой кот Барсик",
-        "мой кот Барсик",
-    )
+    # A note stored before, with the request words (its title too, the message's first 60
+    # characters): shown the same way, title and summary (export keeps it).
+    for stored, kept in (
+        ("@memory_test_bot remember that my cat is Mochi", "my cat is Mochi"),
+        ("запомни, что мой кот Барсик", "мой кот Барсик"),
+    ):
+        await pool.execute(
+            "UPDATE memory_records SET title = $1, summary = $1 WHERE summary = $2", stored, kept
+        )
     mochi = (await app.page(ADA).get("api/memories", q="Mochi")).json()["records"]
-    assert [r["summary"] for r in mochi] == ["my cat is Mochi"]
+    assert [(r["title"], r["summary"]) for r in mochi] == [("my cat is Mochi",) * 2]
     [barsik] = (await app.page(2102, language="ru").get("api/memories")).json()["records"]
-    assert barsik["summary"] == "мой кот Барсик"
+    assert (barsik["title"], barsik["summary"]) == ("мой кот Барсик",) * 2
+    # A note longer than its stored title: the whole fact, not the title's 60 characters.
+    long = "my sister's birthday is on 3 March and she likes tulips, not roses, ever since 2019"
+    await app.bot.say(f"remember that {long}", chat_id=2104, user_id=2104)
+    [note] = (await app.page(2104).get("api/memories", q="tulips")).json()["records"]
+    assert (note["title"], note["summary"]) == (long, long)
+
+
+async def test_a_record_names_no_ids_and_the_page_gets_the_replaced_strings(app: App) -> None:
+    """Who said it: a first name, or null for someone the bot has no name for (the page shows
+    "a member"), never the user's ID; replaced_by/replaced_at with each record, and the strings
+    the page marks a replaced memory with, in the user's language, placeholders for the page's
+    own date and the newer memory's text."""
+    pool = app.bot.memory.store.pool
+    await pool.execute(  # said by someone the bot has not heard from since a restart
+        "UPDATE memory_records SET speaker_ids = '{1009}' WHERE summary = 'I review on Fridays'"
+    )
+    cy = app.page(CY, ticket=app.ticket(CY))
+    listed = (await cy.get("api/memories")).json()["records"]
+    assert {tuple(r["speakers"]) for r in listed} == {("Ada",), (None,)}
+    assert "1009" not in json.dumps(listed)
+    assert all(r["replaced_by"] is None and r["replaced_at"] is None for r in listed)
+    strings = (await app.page(ADA, language="ru").get("api/session")).json()["strings"]
+    assert strings["screen-someone"] == "участник"
+    assert strings["page-replaced"] == "Заменено"
+    assert strings["page-replaced-on"] == "Заменено {when}"
+    assert strings["page-replaced-by"] == "{when}, записью «{by}»"
+    assert strings["page-replaced-by-newer"] == "{when}, более новой записью"
 
 
 async def test_forged_expired_and_replayed_init_data_are_refused(app: App) -> None:

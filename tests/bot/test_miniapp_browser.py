@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -81,10 +82,15 @@ GROUP, TOPIC, DAI, ELI = -1002223334445, 9, 2001, 2002  # a Topic, Chinese, dark
 
 
 async def extract(
-    app: Served, said: str, title: str, summary: str, built_with: str | None = None
+    app: Served,
+    said: str,
+    title: str,
+    summary: str,
+    built_with: str | None = None,
+    replaces: str | None = None,
 ) -> str:
     """Let the pipeline extract the exchange that began with `said`, the model answering with
-    this title and summary; returns the new record's ID."""
+    this title and summary (a correction of `replaces`); returns the new record's ID."""
     [pair] = await app.rows(
         "SELECT user_message_id, answer_message_id FROM requests r JOIN messages m"
         " ON m.id = r.user_message_id WHERE m.text = $1",
@@ -95,10 +101,11 @@ async def extract(
         "summary": summary,
         "source_ids": [f"m{pair[0]}", f"m{pair[1]}"],
         "memory_ids": [built_with] if built_with else [],
+        "replaces": [replaces] if replaces else [],
     }
     app.bot.llm.script({"role": "assistant", "content": json.dumps(answer)})
     await app.bot.idle()
-    [row] = await app.rows("SELECT id FROM memory_records WHERE title = $1", title)
+    [row] = await app.rows("SELECT id FROM memory_records WHERE summary = $1", summary)
     return str(row["id"])
 
 
@@ -131,7 +138,7 @@ class Served:
         script served by the recording stand-in (stub) or unreachable; `phone`: a 390x844
         viewport."""
         size = {"width": 390, "height": 844} if phone else {"width": 420, "height": 860}
-        context = await self.browser.new_context(viewport=size)
+        context = await self.browser.new_context(viewport=size, timezone_id="UTC")
 
         async def telegram(route: Route) -> None:
             if stub:
@@ -512,12 +519,243 @@ async def test_a_session_that_ages_out_while_open_stops_changes_and_says_how_to_
     await page.context.close()
 
 
+MARCH_3 = datetime(2026, 3, 3, 12, tzinfo=UTC)
+MARCH_5 = datetime(2026, 3, 5, 9, tzinfo=UTC)
+# Any element wider than the viewport or past its edges (hidden ones have no box).
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const out = [...document.querySelectorAll("body *")].filter((node) => {
+    const box = node.getBoundingClientRect();
+    return box.width > 0 && (box.right > width + 0.5 || box.left < -0.5);
+  }).map((node) => node.id || node.className || node.tagName);
+  if (document.documentElement.scrollWidth > width) out.push("scrollWidth");
+  return out;
+}"""
+
+
+def group_ticket(bot: TestBot, chat_id: int, user: int) -> str:
+    """The scope ticket the bot's button would carry for `user` and this group."""
+    scope = Ticket(
+        kind="scope",
+        private=False,
+        chat_id=chat_id,
+        topic_id=0,
+        user_id=user,
+        expires_at=int(datetime.now(UTC).timestamp()) + 3600,
+        workspace=bot.memory.default_workspace(bot.emu.bot_id, chat_id),
+    )
+    return issue(scope, ticket_key(bot.emu.token))
+
+
+async def dated(app: Served, record_id: str, made: datetime, replaced: datetime | None) -> None:
+    """A record's dates on the test's own clock."""
+    await app.rows(
+        "UPDATE memory_records SET created_at = $1, replaced_at = coalesce($2, replaced_at)"
+        " WHERE id = $3",
+        made,
+        replaced,
+        record_id,
+    )
+
+
+async def test_a_replaced_memory_is_marked_in_the_list_and_in_its_details(app: Served) -> None:
+    bot = app.bot
+    user = 3101
+    chat = {"chat_id": user, "user_id": user, "first_name": "Ada"}
+    await bot.idle()  # what earlier tests left for the worker: the next call is this extraction
+    await bot.say("I live in Lisbon", **chat)
+    old = await extract(app, "I live in Lisbon", "Home city", "Ada lives in Lisbon.")
+    await bot.say("I moved to Porto", **chat)
+    new = await extract(app, "I moved to Porto", "Home city", "Ada moved to Porto.", replaces=old)
+    [row] = await app.rows("SELECT replaced_by FROM memory_records WHERE id = $1", old)
+    assert row["replaced_by"] == new
+    await dated(app, old, MARCH_3, MARCH_5)
+    await dated(app, new, MARCH_5, None)
+
+    page = await app.open(user, language="en", theme=LIGHT, stub=False)
+    cards = page.locator("#list .card")
+    await expect(cards).to_have_count(2)
+    lisbon, porto = cards.filter(has_text="Lisbon"), cards.filter(has_text="Porto")
+    await expect(lisbon).to_have_class(re.compile(r"\breplaced\b"))
+    await expect(lisbon.locator(".meta")).to_have_text("Mar 3, 2026Replaced on Mar 5, 2026")
+    await expect(lisbon.locator(".meta .mark")).to_have_text("Replaced on Mar 5, 2026")
+    await expect(porto.locator(".mark")).to_have_count(0)
+    # Its details: when, and by what (the newer memory's text, never its ID).
+    await lisbon.locator(".body").click()
+    replaced = page.locator("#details-meta dt:text-is('Replaced') + dd")
+    await expect(replaced).to_have_text("Mar 5, 2026, by “Ada moved to Porto.”")
+    assert new not in await page.locator("#app").inner_text()
+    OUT.mkdir(exist_ok=True)
+    await page.screenshot(path=str(OUT / "miniapp-replaced-details.png"))
+    await page.click("#details-back")
+    # The newer one forgotten: still replaced, "by a newer memory".
+    await porto.locator(".delete").click()
+    await page.click("#confirm")
+    await expect(cards).to_have_count(1)
+    await expect(cards.first.locator(".mark")).to_have_text("Replaced on Mar 5, 2026")
+    await cards.first.locator(".body").click()
+    await expect(replaced).to_have_text("Mar 5, 2026, by a newer memory")
+    await page.context.close()
+    # In Chinese, dark.
+    page = await app.open(user, language="zh-hans", theme=DARK, stub=True, phone=True)
+    mark = page.locator("#list .card .mark")
+    await expect(mark).to_have_text("已于 2026年3月5日 被取代")
+    await page.screenshot(path=str(OUT / "miniapp-zh-replaced-dark.png"))
+    await page.locator("#list .card .body").click()
+    replaced = page.locator("#details-meta dt:text-is('已被取代') + dd")
+    await expect(replaced).to_have_text("2026年3月5日，被一条更新的记忆取代")
+    await page.screenshot(path=str(OUT / "miniapp-zh-replaced-details-dark.png"))
+    await page.context.close()
+
+
+@dataclass(frozen=True)
+class Cyrillic:
+    code: str
+    group: int
+    names: tuple[str, str]  # the admin who opens the page, a member
+    facts: tuple[str, ...]  # notes, the member's last
+    lived: tuple[str, str, str, str]  # said, then its summary; the correction, its summary
+    remember: str
+    title: str
+    status: str  # the admin's status line begins so
+    forget: tuple[str, str, str]  # the MainButton with 1, 2 and 5 selected
+    preview: str  # the confirm's title for 2
+    replaced: str  # the row's mark
+    replaced_by: str  # the details' line
+    speakers: str  # the details' label
+
+
+RU = Cyrillic(
+    code="ru",
+    group=-1007770001111,
+    names=("Александра", "Константин"),
+    facts=(
+        "пароль от гостевого Wi-Fi меняется каждый понедельник",
+        "достопримечательности Санкт-Петербурга лучше смотреть с экскурсоводом",
+        "документация: https://example.com/очень/длинный/путь/к/документации/без/пробелов",
+        "переговорная «Высокопроизводительная» забронирована на четверг",
+        "я отвечаю за непрерывную интеграцию и человеконенавистнические отзывы",
+    ),
+    lived=(
+        "я живу в Казани",
+        "Александра живёт в Казани.",
+        "я переехала в Санкт-Петербург",
+        "Александра переехала в Санкт-Петербург.",
+    ),
+    remember="запомни, что",
+    title="Память этого чата",
+    status="7 записей · ",
+    forget=("Забыть 1 запись", "Забыть 2 записи", "Забыть 5 записей"),
+    preview="Будут забыты 2 записи:",
+    replaced="Заменено 5 мар. 2026\u202fг.",
+    replaced_by="5 мар. 2026\u202fг., записью «Александра переехала в Санкт-Петербург.»",
+    speakers="Со слов",
+)
+UK = Cyrillic(
+    code="uk",
+    group=-1007770002222,
+    names=("Олександра", "Святослав"),
+    facts=(
+        "пароль від гостьового Wi-Fi змінюється щопонеділка",
+        "найвідоміші пам’ятки Кам’янця-Подільського варто дивитися з екскурсоводом",
+        "документація: https://example.com/дуже/довгий/шлях/до/документації/без/пробілів",
+        "переговорна «Високопродуктивна» заброньована на четвер",
+        "я відповідаю за безперервну інтеграцію та найрізноманітніші відгуки",
+    ),
+    lived=(
+        "я живу в Житомирі",
+        "Олександра живе в Житомирі.",
+        "я переїхала до Івано-Франківська",
+        "Олександра переїхала до Івано-Франківська.",
+    ),
+    remember="запам’ятай, що",
+    title="Пам’ять цього чату",
+    status="7 записів · ",
+    forget=("Забути 1 запис", "Забути 2 записи", "Забути 5 записів"),
+    preview="Буде забуто 2 записи:",
+    replaced="Замінено 5 бер. 2026\u202fр.",
+    replaced_by="5 бер. 2026\u202fр., записом «Олександра переїхала до Івано-Франківська.»",
+    speakers="Зі слів",
+)
+
+
+@pytest.mark.parametrize("speech", [RU, UK], ids=["ru", "uk"])
+async def test_russian_and_ukrainian_on_a_phone(app: Served, speech: Cyrillic) -> None:
+    """At 390x844, in Russian (light) and Ukrainian (dark): plural forms agree with the count
+    (1, 2, 5), and long words, a long URL and a replaced memory's mark stay inside the screen
+    in the list, a memory's details and the confirm (screenshots in test-out/)."""
+    bot = app.bot
+    s = speech
+    admin, member = 4001 if s.code == "ru" else 4002, 4011 if s.code == "ru" else 4012
+    group = {"chat_id": s.group, "chat_type": "supergroup", "chat_title": "Команда запуска"}
+    bot.emu.set_chat_member_status(s.group, admin, "administrator")
+    said = {"user_id": admin, "first_name": s.names[0], "language_code": s.code, **group}
+    city = "Город" if s.code == "ru" else "Місто"
+    await bot.idle()  # what earlier tests left for the worker: the next call is this extraction
+    await bot.say(f"@memory_test_bot {s.lived[0]}", **said)
+    old = await extract(app, f"@memory_test_bot {s.lived[0]}", city, s.lived[1])
+    await bot.say(f"@memory_test_bot {s.lived[2]}", **said)
+    new = await extract(app, f"@memory_test_bot {s.lived[2]}", city, s.lived[3], replaces=old)
+    other = {**said, "user_id": member, "first_name": s.names[1]}
+    for n, fact in enumerate(s.facts):
+        who = said if n < len(s.facts) - 1 else other  # the last one the member's
+        await bot.say(f"@memory_test_bot {s.remember} {fact}", **who)
+    await dated(app, old, MARCH_3, MARCH_5)
+    await dated(app, new, MARCH_5, None)
+
+    theme, scheme = (LIGHT, "light") if s.code == "ru" else (DARK, "dark")
+    ticket = group_ticket(bot, s.group, admin)
+    page = await app.open(admin, language=s.code, theme=theme, ticket=ticket, stub=True, phone=True)
+    cards = page.locator("#list .card")
+    await expect(cards).to_have_count(7)
+    await expect(page.locator("#title")).to_have_text(s.title)
+    await expect(page.locator("#status")).to_contain_text(s.status)
+    await expect(cards.filter(has_text=s.lived[1]).locator(".mark")).to_have_text(s.replaced)
+    await expect(cards.filter(has_text=s.facts[-1]).locator(".meta")).to_contain_text(s.names[1])
+    boxes = cards.locator("input")
+    main = "Telegram.WebApp.MainButton.text"
+    for count, label in zip((1, 2, 5), s.forget, strict=True):
+        while await page.locator("#list input:checked").count() < count:
+            await boxes.nth(await page.locator("#list input:checked").count()).check()
+        assert await page.evaluate(main) == label
+        if count == 2:
+            await page.screenshot(path=str(OUT / f"miniapp-{s.code}-list-{scheme}.png"))
+            assert await page.evaluate(OVERFLOW) == []
+            await page.evaluate("window.__telegram.main()")
+            await expect(page.locator("#preview-title")).to_have_text(s.preview)
+            await page.screenshot(path=str(OUT / f"miniapp-{s.code}-confirm-{scheme}.png"))
+            assert await page.evaluate(OVERFLOW) == []
+            await page.evaluate("window.__telegram.back()")
+    await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    await page.screenshot(path=str(OUT / f"miniapp-{s.code}-list-end-{scheme}.png"))
+    assert await page.evaluate(OVERFLOW) == []
+    checked = page.locator("#list input:checked")
+    while await checked.count():
+        await checked.first.uncheck()
+    await cards.filter(has_text=s.lived[1]).locator(".body").click()
+    label = s.replaced.split()[0]  # "Заменено" / "Замінено"
+    await expect(page.locator(f"#details-meta dt:text-is('{label}') + dd")).to_have_text(
+        s.replaced_by
+    )
+    await expect(page.locator(f"#details-meta dt:text-is('{s.speakers}') + dd")).to_have_text(
+        s.names[0]
+    )
+    await page.screenshot(path=str(OUT / f"miniapp-{s.code}-details-{scheme}.png"))
+    assert await page.evaluate(OVERFLOW) == []
+    await page.evaluate("window.__telegram.back()")
+    await cards.filter(has_text="https://").locator(".body").click()
+    await page.screenshot(path=str(OUT / f"miniapp-{s.code}-details-url-{scheme}.png"))
+    assert await page.evaluate(OVERFLOW) == []
+    await page.context.close()
+
+
 DOCS_GROUP, BO, CY = -1004445556667, 1002, 1003  # Bo a member, Cy an admin (and Ada)
 
 
 async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -> None:
-    """The pictures on docs/miniapp.md, at a phone's 390x844: the list, a memory's details,
-    the forget confirm and memory off (copied to docs/ from test-out/docs/)."""
+    """The pictures on docs/miniapp.md, at a phone's 390x844: the list (a replaced memory
+    among them), a memory's details, the forget confirm and memory off (copied to docs/ from
+    test-out/docs/)."""
     bot = app.bot
     group = {"chat_id": DOCS_GROUP, "chat_type": "supergroup", "chat_title": "Launch team"}
     bot.emu.set_chat_member_status(DOCS_GROUP, CY, "administrator")
@@ -531,20 +769,18 @@ async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -
         await bot.say(
             f"@memory_test_bot remember that {fact}", user_id=user, first_name=name, **group
         )
-    workspace = bot.memory.default_workspace(bot.emu.bot_id, DOCS_GROUP)
+    # A later conversation corrects the room: the note stays listed, marked replaced.
+    await bot.idle()  # the notes' index is built: the next call is the extraction
+    said = "@memory_test_bot the design review is in room 5A now"
+    await bot.say(said, user_id=BO, first_name="Bo", **group)
+    [room] = await app.rows(
+        "SELECT id FROM memory_records WHERE summary = 'the design review moved to room 4B'"
+    )
+    summary = "The design review is in room 5A now."
+    await extract(app, said, "Design review room", summary, replaces=room["id"])
 
     def ticket(user: int) -> str:
-        expires = int(datetime.now(UTC).timestamp()) + 3600
-        scope = Ticket(
-            kind="scope",
-            private=False,
-            chat_id=DOCS_GROUP,
-            topic_id=0,
-            user_id=user,
-            expires_at=expires,
-            workspace=workspace,
-        )
-        return issue(scope, ticket_key(bot.emu.token))
+        return group_ticket(bot, DOCS_GROUP, user)
 
     shots = OUT / "docs"
     shots.mkdir(parents=True, exist_ok=True)
@@ -553,8 +789,9 @@ async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -
             BO, language="en", theme=theme, ticket=ticket(BO), stub=True, phone=True
         )
         cards = page.locator("#list .card")
-        await expect(cards).to_have_count(5)
+        await expect(cards).to_have_count(6)
         await expect(cards.first.locator(".meta")).to_contain_text("Bo")  # a group: who said it
+        await expect(cards.filter(has_text="room 4B").locator(".mark")).to_contain_text("Replaced")
         await cards.filter(has_text="release notes").locator("input").check()
         await page.screenshot(path=str(shots / f"miniapp-list-{scheme}.png"))
         await page.locator("#list input:checked").uncheck()
@@ -581,7 +818,7 @@ async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -
         )
         await page.click("#toggle")
         await expect(page.locator("#off")).to_be_visible()
-        await expect(page.locator("#list .card")).to_have_count(5)
+        await expect(page.locator("#list .card")).to_have_count(6)
         await page.locator("#notice").evaluate("node => { node.hidden = true; }")
         await page.screenshot(path=str(shots / f"miniapp-off-{scheme}.png"))
         await page.click("#toggle")

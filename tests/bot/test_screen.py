@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from aiogram import Dispatcher
@@ -250,33 +251,137 @@ async def test_someone_promoted_after_speaking_is_an_admin_at_once() -> None:
         assert "admin" in refused  # still refused for a member, after asking again
 
 
+def correcting(body: dict[str, Any]) -> dict[str, Any]:
+    """The fake model, extracting "I moved to Porto" as a correction of what it was given."""
+    answer = default_responder(body)
+    document = body["messages"][-1]["content"]
+    schema = body.get("response_format", {}).get("json_schema", {})
+    if schema.get("name") == "memory_extraction" and "Porto" in document:
+        out = json.loads(answer["content"])
+        out["replaces"] = [m["id"] for m in json.loads(document)["existing_memories"]]
+        answer["content"] = json.dumps(out)
+    return answer
+
+
+MARCH_3 = datetime(2026, 3, 3, 12, tzinfo=UTC)
+MARCH_5 = datetime(2026, 3, 5, 9, tzinfo=UTC)
+
+
+def day(text: str) -> str:
+    """A date as the screen writes it: on one line (no-break spaces)."""
+    return text.replace(" ", "\u00a0")
+
+
 async def test_a_replaced_memory_is_shown_marked_on_the_screen() -> None:
     """Corrections replace: the record a later conversation replaced stays on the screen,
-    marked with what replaced it and when, until it is pruned or forgotten."""
-
-    def correcting(body: dict[str, Any]) -> dict[str, Any]:
-        answer = default_responder(body)
-        document = body["messages"][-1]["content"]
-        schema = body.get("response_format", {}).get("json_schema", {})
-        if schema.get("name") == "memory_extraction" and "Porto" in document:
-            out = json.loads(answer["content"])
-            out["replaces"] = [m["id"] for m in json.loads(document)["existing_memories"]]
-            answer["content"] = json.dumps(out)
-        return answer
-
+    marked with when (in the user's language) and by what (the newer memory's text, never its
+    ID; "a newer memory" once that one is gone), until it is pruned or forgotten."""
     async with running_bot(with_agent, workspace="test") as bot:
         bot.llm.responder = correcting
         await bot.say("I live in Lisbon")
         await bot.idle()
         await bot.say("I moved to Porto")
         await bot.idle()
-        old, new = await bot.memory.store.pool.fetch(
-            "SELECT id, replaced_by, replaced_at FROM memory_records ORDER BY created_at"
+        pool = bot.memory.store.pool
+        old, new = await pool.fetch(
+            "SELECT id, replaced_by, summary FROM memory_records ORDER BY created_at"
         )
         assert old["replaced_by"] == new["id"] and new["replaced_by"] is None
+        await pool.execute(  # on a clock of the test's own
+            "UPDATE memory_records SET created_at = $1, replaced_at = $2 WHERE id = $3",
+            MARCH_3,
+            MARCH_5,
+            old["id"],
+        )
+        await pool.execute(
+            "UPDATE memory_records SET created_at = $1 WHERE id = $2", MARCH_5, new["id"]
+        )
         await bot.say("/memory")
-        screen = text_of(bot, bot.emu.sent[-1].result["message_id"])
-        assert "2 memories" in screen
-        when = old["replaced_at"].date().isoformat()
-        assert f"replaced by {new['id']} on {when}" in screen
-        assert screen.count("replaced by") == 1
+        screen = bot.emu.sent[-1].result["message_id"]
+        text = text_of(bot, screen)
+        newer = new["summary"][:59] + "…" if len(new["summary"]) > 60 else new["summary"]
+        assert "Porto" in newer and "2 memories" in text
+        mar3, mar5 = day("Mar 3, 2026"), day("Mar 5, 2026")
+        assert f"— {mar3} · replaced on {mar5} by “{newer}”" in text, text
+        assert text.count("replaced on") == 1 and new["id"] not in text
+        assert "2026-03" not in text
+        # In Russian, and once the newer memory is forgotten: "by a newer memory".
+        await bot.say("/memory", language_code="ru")
+        ru = bot.emu.sent[-1].result["message_id"]
+        ru3, ru5 = day("3 мар. 2026\u202fг."), day("5 мар. 2026\u202fг.")
+        assert f"— {ru3} · заменено {ru5} записью «{newer}»" in text_of(bot, ru)
+        await press(bot, data_of(bot, "Forget 1", screen), screen)
+        await press(bot, data_of(bot, "Yes, forget it", screen), screen)
+        text = text_of(bot, screen)
+        assert "Porto" not in text
+        assert f"— {mar3} · replaced on {mar5} by a newer memory" in text, text
+
+
+async def test_a_note_reads_as_the_fact_in_the_users_words_with_a_date_in_their_language() -> None:
+    """The screen shows a note as the page does: the fact without "remember that" (and 记住,
+    запомни, запам'ятай, a leading @mention), also for notes stored before with those words;
+    the date in the user's language, never ISO; who said it only in groups, by name (one the bot
+    has no name for is "a member", never the user's ID); and the recall index and runs for a
+    group's admins only."""
+    said = {  # user: (language, what they said, the row's text and date)
+        2101: (
+            "en",
+            "@memory_test_bot remember that my dog is Rex",
+            "my dog is Rex",
+            "Mar 3, 2026",
+        ),
+        2102: ("zh-hans", "@memory_test_bot 记住我的猫叫麻薯", "我的猫叫麻薯", "2026年3月3日"),
+        2103: ("ru", "запомни, что мой кот Барсик", "мой кот Барсик", "3 мар. 2026\u202fг."),
+        2104: ("uk", "запам'ятай, що мій кіт Мурчик", "мій кіт Мурчик", "3 бер. 2026\u202fр."),
+    }
+    async with running_bot(plain, workspace="test") as bot:
+        for user, (language, text, _, _) in said.items():
+            await bot.say(text, chat_id=user, user_id=user, language_code=language)
+        await bot.say("@memory_test_bot remember that standup is at 10", **in_group(ADA))
+        await bot.say("@memory_test_bot remember that I review on Fridays", **in_group(BO))
+        pool = bot.memory.store.pool
+        # A note stored by an older version: the whole message, the request words included.
+        await pool.execute(
+            "UPDATE memory_records SET title = $1, summary = $1 WHERE summary = $2",
+            "@memory_test_bot remember that I review on Fridays",
+            "I review on Fridays",
+        )
+        await pool.execute("UPDATE memory_records SET created_at = $1", MARCH_3)
+        for user, (language, _, fact, made) in said.items():
+            await bot.say("/memory", chat_id=user, user_id=user, language_code=language)
+            text = text_of(bot, bot.emu.sent[-1].result["message_id"], chat_id=user)
+            assert f"1. {fact} — {day(made)}\n" in text, text  # a private chat: no speaker
+            assert "2026-03-03" not in text and "remember" not in text and "@" not in text
+        # A group. The bot learns names from updates: someone who has not written since a
+        # restart has none yet (here Bo's note, said by user 1009 as far as the bot knows).
+        await pool.execute(
+            "UPDATE memory_records SET speaker_ids = '{1009}' WHERE summary LIKE '%Fridays'"
+        )
+        bot.emu.set_chat_member_status(GROUP, ADMIN, "administrator")
+        await bot.say("/memory", **in_group(ADA, first_name="Ada"))
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"], GROUP)
+        mar3 = day("Mar 3, 2026")
+        assert f". I review on Fridays — {mar3} · a member\n" in text, text
+        assert f". standup is at 10 — {mar3} · Ada\n" in text, text
+        assert "1009" not in text and "@" not in text and "remember" not in text
+        assert text.endswith("2 memories") and "index" not in text  # a member: the count
+        await bot.say("/memory", **in_group(ADMIN, first_name="Cy"))
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"], GROUP)
+        assert text.endswith("2 memories · the index is being updated · not run here yet"), text
+
+
+async def test_a_row_stays_short_however_many_speakers_it_has() -> None:
+    """A memory of a long group conversation names its first three speakers and how many more:
+    five such rows, every name at Telegram's 64 characters, stay within a message's 4096."""
+    async with running_bot(plain, workspace="test") as bot:
+        for n in range(5):
+            await bot.say(f"@memory_test_bot remember that plan {n} is agreed", **in_group(ADA))
+        speakers = list(range(5001, 5021))
+        await bot.memory.store.pool.execute("UPDATE memory_records SET speaker_ids = $1", speakers)
+        for user in speakers:
+            name = f"{user}" + "x" * 60
+            bot.send("hello", **in_group(user, first_name=name))
+        await bot.settled()
+        await bot.say("/memory", **in_group(ADA))
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"], GROUP)
+        assert len(text) <= 4096 and text.count("and 17 more") == 5, len(text)

@@ -16,6 +16,7 @@ from bot_memory_aiogram.testing import TestBot, sign_init_data
 
 APP_URL = "https://memory.example/app/"  # the public URL the buttons carry
 NAMES = {1001: "Ada", 1002: "Bo", 1003: "Cy", 2001: "Dai", 2002: "Eli"}
+NAMES |= {4001: "Александра", 4002: "Олександра"}
 
 
 def init_data(

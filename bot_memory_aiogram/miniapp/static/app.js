@@ -127,13 +127,24 @@
     return node;
   }
 
+  // A date in the user's language (CLDR's medium style, as the chat's /memory screen writes
+  // it), on one line.
   function date(iso) {
     if (!iso) return "";
     try {
-      return new Intl.DateTimeFormat(session.language, { dateStyle: "medium" }).format(new Date(iso));
+      const text = new Intl.DateTimeFormat(session.language, { dateStyle: "medium" }).format(new Date(iso));
+      return text.replace(/ /g, "\u00a0");
     } catch (_) {
       return iso.slice(0, 10);
     }
+  }
+
+  // A string the API sent with {name} placeholders (a date the page formats, a memory's
+  // text), filled in one pass: a value is never read as a placeholder itself.
+  function fill(template, values) {
+    return (template || "").replace(/\{(\w+)\}/g, (found, name) =>
+      Object.prototype.hasOwnProperty.call(values, name) ? values[name] : found
+    );
   }
 
   function openLink(event) {
@@ -161,10 +172,26 @@
     return session.scope.kind !== "private";
   }
 
+  // Who said it, by first name ("a member" for a name the bot never saw: never an ID).
+  function speakers(record) {
+    return record.speakers.map((name) => name || S["screen-someone"]).join(", ");
+  }
+
   function metaLine(record) {
     const parts = [date(record.created_at)];
-    if (group() && record.speakers.length) parts.push(record.speakers.join(", "));
+    if (group() && record.speakers.length) parts.push(speakers(record));
     return parts.join(" · ");
+  }
+
+  // A memory a newer one replaced: when, and by what (the newer memory's text when it is on
+  // the list, which holds only what this user may read; else "a newer memory").
+  function replacedBy(record) {
+    const when = date(record.replaced_at);
+    const newer = state.records.find((r) => r.id === record.replaced_by);
+    if (!newer) return fill(S["page-replaced-by-newer"], { when });
+    const text = Array.from(newer.summary || newer.title); // characters, not UTF-16 halves
+    const by = text.length > 80 ? text.slice(0, 79).join("") + "…" : text.join("");
+    return fill(S["page-replaced-by"], { when, by });
   }
 
   // One compact row per memory: its text, the date, the speaker in groups; tap for details.
@@ -198,7 +225,13 @@
     if (record.summary && record.summary !== record.title) {
       body.append(el("p", "summary", record.summary));
     }
-    body.append(el("p", "meta", metaLine(record)));
+    const meta = el("p", "meta", metaLine(record));
+    if (record.replaced_by && record.replaced_at) {
+      // Still listed until pruned or forgotten, but no longer used: marked, muted.
+      item.classList.add("replaced");
+      meta.append(el("span", "mark", fill(S["page-replaced-on"], { when: date(record.replaced_at) })));
+    }
+    body.append(meta);
     item.append(body);
     if (selectable) {
       body.tabIndex = 0;
@@ -239,7 +272,8 @@
     fact(meta, S["page-created"], date(record.created_at));
     fact(meta, S["page-used"], date(record.last_used_at));
     fact(meta, S["page-until"], record.until ? date(record.until) : "");
-    if (group()) fact(meta, S["page-speakers"], record.speakers.join(", "));
+    if (record.replaced_by && record.replaced_at) fact(meta, S["page-replaced"], replacedBy(record));
+    if (group()) fact(meta, S["page-speakers"], speakers(record));
     $("details-kind").textContent = S[record.origin === "note" ? "page-note" : "page-extracted"];
     const sources = $("details-sources");
     sources.replaceChildren();
