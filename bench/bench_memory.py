@@ -22,6 +22,7 @@ same process.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import statistics
 import sys
@@ -90,12 +91,24 @@ WORDS = (
 ).split()
 
 
-def prose(rng: random.Random, size: int) -> str:
-    """Record-like text that PostgreSQL cannot compress away (numbers and IDs mixed in)."""
+def prose(rng: random.Random, size: int, words: Callable[[], str] | None = None) -> str:
+    """Record-like text that PostgreSQL cannot compress away (numbers and IDs mixed in), its
+    words from WORDS (every record holds every one of them) or from `words`."""
+    pick = words or (lambda: rng.choice(WORDS))
     parts: list[str] = []
     while sum(len(p) + 1 for p in parts) < size:
-        parts.append(rng.choice(WORDS) if rng.random() < 0.6 else f"{rng.getrandbits(40):x}")
+        parts.append(pick() if rng.random() < 0.6 else f"{rng.getrandbits(40):x}")
     return " ".join(parts)[:size]
+
+
+def vocabulary(rng: random.Random, n: int = 5000) -> Callable[[], str]:
+    """Words drawn as people's are: n made-up words, the k-th as often as 1/k (Zipf), so a
+    query's content words are held by a few records, not by all."""
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    made = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(n * 2)})
+    rng.shuffle(made)
+    weights = list(itertools.accumulate(1 / (k + 1) for k in range(n)))
+    return lambda: rng.choices(made[:n], cum_weights=weights)[0]
 
 
 async def timed(n: int, step: Callable[[int], Awaitable[Any]]) -> float:
@@ -161,10 +174,16 @@ async def bench_ingress(memory: Memory, bot: Bot) -> dict[str, float]:
     }
 
 
-async def fill(memory: Memory, scope: Scope, index_line_chars: int = 360) -> None:
+async def fill(
+    memory: Memory,
+    scope: Scope,
+    index_line_chars: int = 360,
+    words: Callable[[], str] | None = None,
+    rng: random.Random | None = None,
+) -> None:
     """256 records of ~3 KB in the scope's workspace, the first 12 indexed."""
     now = datetime.now(UTC)
-    rng = random.Random(7)
+    rng = rng or random.Random(7)
     async with memory.store.locked(scope.workspace, create=True) as tx:
         for i in range(RECORDS):
             await tx.add_record(
@@ -173,7 +192,7 @@ async def fill(memory: Memory, scope: Scope, index_line_chars: int = 360) -> Non
                     scope_key=scope.key,
                     origin="extracted",
                     title=f"record {i}",
-                    summary=prose(rng, 3000),
+                    summary=prose(rng, 3000, words),
                     speaker_ids=[9],
                     thread_ids=[0],
                     sources=[
@@ -215,6 +234,15 @@ async def bench_recall(memory: Memory) -> dict[str, float]:
         lambda _: pool.fetchval("SELECT version FROM workspaces WHERE id = $1", asking.workspace),
     )
     matched_p95 = await p95(RECALLS, lambda i: memory.recall(asking, message=asked(i)))
+    # The same with words as people use them: a query's words are in some records, not all.
+    rng = random.Random(11)
+    words = vocabulary(rng)
+    typical = Scope(workspace="bench-typical", bot_id=1, kind="private", chat_id=9, user_id=9)
+    await fill(memory, typical, index_line_chars=160, words=words, rng=rng)
+    questions = [f"what did we say about the {words()} and {words()}?" for _ in range(RECALLS)]
+    typical_p95 = await p95(
+        RECALLS, lambda i: memory.recall(typical, message=questions[i % RECALLS])
+    )
     return {
         "recall_baseline_us": raw,
         "recall_ours_us": ours,
@@ -222,6 +250,8 @@ async def bench_recall(memory: Memory) -> dict[str, float]:
         "matches_baseline_p95_us": raw_p95,
         "matches_ours_p95_us": matched_p95,
         "matches_ratio": matched_p95 / raw_p95,
+        "typical_ours_p95_us": typical_p95,
+        "typical_ratio": typical_p95 / raw_p95,
     }
 
 
@@ -415,7 +445,12 @@ def report(results: dict[str, float]) -> None:
     print(
         f"recall with the message's matches, p95: ours {results['matches_ours_p95_us']:.0f} us"
         f" vs raw single-row SELECT p95 {results['matches_baseline_p95_us']:.0f} us -> ratio "
-        f"{results['matches_ratio']:.1f} (goal: within 3 ms)"
+        f"{results['matches_ratio']:.1f} (every record holds the message's words; goal: within"
+        " 3 ms)"
+    )
+    print(
+        f"recall with the message's matches, words as people use them (Zipf), p95: ours "
+        f"{results['typical_ours_p95_us']:.0f} us -> ratio {results['typical_ratio']:.1f}"
     )
     print(
         f"remember commit at the {RECORDS}-record cap: ours {results['commit_ours_us']:.0f} us"
