@@ -113,6 +113,12 @@ class ScopeSummary:
     last_run: datetime | None  # when memory last extracted or consolidated here
     spent_usd: float  # the workspace's
     reserved_usd: float
+    held: int = 0  # every record of the scope the workspace's cap counts
+    share: int = 0  # the cap's fair share: past the cap, a scope holding more gives first
+
+    @property
+    def at_share(self) -> bool:
+        return self.share > 0 and self.held >= self.share
 
 
 @dataclass(frozen=True)
@@ -576,12 +582,16 @@ class Store:
             " coalesce(s.index_pending, false) AS pending,"
             " (SELECT max(finished_at) FROM memory_jobs j WHERE j.workspace_id = $1"
             " AND j.scope_key = $2 AND j.phase = 'done') AS last_run,"
-            " coalesce(w.spent_usd, 0) AS spent, coalesce(w.reserved_usd, 0) AS reserved"
+            " coalesce(w.spent_usd, 0) AS spent, coalesce(w.reserved_usd, 0) AS reserved,"
+            " (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
+            " AND r.scope_key = $2) AS held, bm_fair_share($4, $5) AS share"
             " FROM (SELECT 1) x LEFT JOIN memory_scopes s ON s.workspace_id = $1"
             " AND s.scope_key = $2 LEFT JOIN workspaces w ON w.id = $1",
             scope.workspace,
             scope.key,
             now,
+            self.limits.max_records,
+            self.limits.max_share,
         )
         assert row is not None
         return ScopeSummary(
@@ -592,6 +602,8 @@ class Store:
             last_run=row["last_run"],
             spent_usd=float(row["spent"]),
             reserved_usd=float(row["reserved"]),
+            held=row["held"],
+            share=row["share"],
         )
 
     async def given(

@@ -326,6 +326,8 @@ class MiniAppApi:
             if c.who.admin and not c.scope.is_private
             else self._t(c, "page-count", count=summary.records),
         }
+        if summary.at_share:  # past the cap, this scope's least used memories go first
+            body["status"] += "\n" + self._t(c, "screen-at-share", share=summary.share)
         if standing == "unavailable":
             body["message"] = self._t(c, "memory-unavailable")
         return web.json_response(body)

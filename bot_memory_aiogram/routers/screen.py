@@ -116,6 +116,8 @@ def render(
         admin=p.admin and not p.private,
     )
     lines.append(Italic(status))
+    if s.at_share:  # past the cap, this scope's least used memories are the first to go
+        lines.append(Italic(t("screen-at-share", share=s.share)))
 
     def button(label: str, act: str, page: int = p.page, rid: str = "") -> InlineKeyboardButton:
         data = MemoryScreen(act=act, page=page, rid=rid, owner=owner).pack()

@@ -634,3 +634,22 @@ async def test_bad_bodies_are_400_and_413_served_or_mounted(
         csp = (await http.get("/app/")).headers["content-security-policy"]
         assert "frame-ancestors 'self' https://web.telegram.org" in csp
     assert "Traceback" not in caplog.text
+
+
+async def test_the_page_says_when_its_memories_are_at_their_share_of_the_cap(db_url: str) -> None:
+    settings = {**SETTINGS, "workspace": "test", "workspace_max_records": 4}
+    async with (
+        running_bot(plain, database_url=db_url, **settings) as bot,
+        served(bot) as base,
+        client(base) as http,
+    ):
+        ada = App(bot, http).page(ADA)
+        await bot.say("remember that my bike is red")
+        assert "at its share" not in (await ada.get("api/memories")).json()["status"]
+        await bot.say("remember that my car is blue")
+        status = (await ada.get("api/memories")).json()["status"]
+        assert status.startswith("2 memories")
+        assert status.endswith(
+            "\nMemory here is at its share (limit: 2): when memory is full,"
+            " the least used memories here go first."
+        ), status

@@ -385,3 +385,21 @@ async def test_a_row_stays_short_however_many_speakers_it_has() -> None:
         await bot.say("/memory", **in_group(ADA))
         text = text_of(bot, bot.emu.sent[-1].result["message_id"], GROUP)
         assert len(text) <= 4096 and text.count("and 17 more") == 5, len(text)
+
+
+async def test_the_screen_says_when_its_memories_are_at_their_share_of_the_cap() -> None:
+    """The cap shared fairly: a scope holding its share of the workspace's cap gives its least
+    used memories first when the cap is reached, and its screen says so (cap 4, share 0.5: 2)."""
+    async with running_bot(
+        plain, workspace="test", workspace_max_records=4, scope_max_share=0.5
+    ) as bot:
+        await bot.say("remember that my bike is red")
+        await bot.say("/memory")
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"])
+        assert "at its share" not in text, text
+        await bot.say("remember that my car is blue")
+        await bot.say("/memory")
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"])
+        assert "Memory here is at its share (limit: 2)" in text, text
+        await bot.say("/memory", language_code="zh")
+        assert "上限：2" in text_of(bot, bot.emu.sent[-1].result["message_id"])
