@@ -28,6 +28,10 @@ from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 log = get_logger(__name__)
 
 
+class CannotListen(RuntimeError):
+    """The webhook's address cannot be listened on (in use, or not this machine's)."""
+
+
 def make_bot(token: str, api_url: str | None) -> Bot:
     """A Bot on the public Bot API, or on the server at api_url (a local telegram-bot-api)."""
     if api_url:
@@ -53,7 +57,11 @@ async def run(settings: MemorySettings | None = None) -> int:
     metrics = await serve_configured(memory)
     try:
         if memory.settings.webhook_url:
-            await run_webhook(dp, bot, memory.settings)
+            try:
+                await run_webhook(dp, bot, memory.settings)
+            except CannotListen as exc:
+                print(f"bot-memory: {exc}", file=sys.stderr)
+                return 1
         else:
             # The memory manager Mini App on BOT_MEMORY_MINIAPP_HOST:_PORT, if
             # BOT_MEMORY_MINIAPP_URL says where your HTTPS proxy publishes it.
@@ -89,7 +97,13 @@ async def run_webhook(dp: Dispatcher, bot: Bot, settings: MemorySettings) -> Non
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await web.TCPSite(runner, settings.webhook_host, settings.webhook_port).start()
+        site = web.TCPSite(runner, settings.webhook_host, settings.webhook_port)
+        try:
+            await site.start()
+        except OSError as exc:  # a deployment mistake: one line, not a traceback
+            where = f"{settings.webhook_host}:{settings.webhook_port}"
+            msg = f"cannot serve the webhook on {where}: {exc.strerror or exc}"
+            raise CannotListen(msg) from exc
         await bot.set_webhook(
             settings.webhook_url,
             secret_token=secret,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import socket
 import sys
@@ -81,10 +82,22 @@ async def test_run_answers_extracts_and_recalls_per_scope(db_url: str, tmp_path:
         assert b"Traceback" not in out, out.decode()[-2000:]
 
 
+def free_port() -> int:
+    """A free port below Linux's ephemeral range (32768-60999), so that no server another test
+    starts on port 0 meanwhile can be handed it before `run` listens on it."""
+    rng = random.Random()
+    while True:
+        port = rng.randint(20_000, 30_000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+
+
 async def test_run_takes_updates_by_webhook(db_url: str, tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     async with BotAPIEmulator() as emu, FakeOpenAI(api_key="k") as llm:
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("BOT_MEMORY_", "LLM_"))},
@@ -132,3 +145,38 @@ async def test_run_takes_updates_by_webhook(db_url: str, tmp_path: Path) -> None
             out, _ = await asyncio.wait_for(proc.communicate(), 30)
         assert proc.returncode == 0, out.decode()[-2000:]
         assert b"Traceback" not in out, out.decode()[-2000:]
+
+
+async def test_a_webhook_port_in_use_is_one_line_not_a_traceback(
+    db_url: str, tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = int(taken.getsockname()[1])
+        async with BotAPIEmulator() as emu:
+            env = {
+                **{
+                    k: v for k, v in os.environ.items() if not k.startswith(("BOT_MEMORY_", "LLM_"))
+                },
+                "BOT_TOKEN": emu.token,
+                "TELEGRAM_API_URL": emu.base_url,
+                "DATABASE_URL": db_url,
+                "BOT_MEMORY_WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram/hook",
+                "BOT_MEMORY_WEBHOOK_HOST": "127.0.0.1",
+                "BOT_MEMORY_WEBHOOK_PORT": str(port),
+                "PYTHONPATH": str(ROOT),
+            }
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                *("-m", "bot_memory", "run", "--log-level", "warning"),
+                cwd=tmp_path,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1, (out + err).decode()[-2000:]
+    assert b"Traceback" not in out + err, (out + err).decode()[-2000:]
+    assert f"bot-memory: cannot serve the webhook on 127.0.0.1:{port}:" in err.decode(), err
+    assert not emu.calls_to("setWebhook")
