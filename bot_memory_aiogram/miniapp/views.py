@@ -76,6 +76,11 @@ def strings(texts: Texts, language: str) -> dict[str, str]:
     found["page-replaced-on"] = texts(language, "page-replaced-on", when="{when}")
     found["page-replaced-by"] = texts(language, "page-replaced-by", when="{when}", by="{by}")
     found["page-replaced-by-newer"] = texts(language, "page-replaced-by-newer", when="{when}")
+    # A label and its value, a list's separator and the jobs line as each language writes
+    # them (Chinese: full-width colon, 、).
+    found["page-label"] = texts(language, "page-label", label="{label}", value="{value}")
+    found["page-list-separator"] = texts(language, "page-list-separator")
+    found["page-jobs-line"] = texts(language, "page-jobs-line", jobs="{jobs}")
     return found
 
 

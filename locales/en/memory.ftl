@@ -91,6 +91,9 @@ page-note = Note
 page-extracted = From conversation
 page-status = Status
 page-jobs = Jobs
+page-label = { $label }: { $value }
+page-list-separator = {", "}
+page-jobs-line = Jobs — { $jobs }
 page-back = Back
 page-preview = { $count ->
     [one] This memory will be forgotten:

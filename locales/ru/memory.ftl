@@ -102,6 +102,9 @@ page-note = Заметка
 page-extracted = Из разговора
 page-status = Состояние
 page-jobs = Задачи
+page-label = { $label }: { $value }
+page-list-separator = {", "}
+page-jobs-line = Задачи — { $jobs }
 page-back = Назад
 page-preview = { $count ->
     [one] Будет забыта { $count } запись:

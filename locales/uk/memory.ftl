@@ -102,6 +102,9 @@ page-note = Нотатка
 page-extracted = З розмови
 page-status = Стан
 page-jobs = Завдання
+page-label = { $label }: { $value }
+page-list-separator = {", "}
+page-jobs-line = Завдання — { $jobs }
 page-back = Назад
 page-preview = { $count ->
     [one] Буде забуто { $count } запис:

@@ -394,6 +394,10 @@ async def test_chinese_dark_topic_through_the_private_chat_with_telegrams_script
     )
     assert await page.evaluate("document.documentElement.dataset.scheme") == "dark"
     await expect(page.locator("#spend")).to_contain_text("本工作区已花费 $0.00")  # an admin
+    # Labels as Chinese writes them: a full-width colon, never "任务: 已完成：1".
+    await expect(page.locator("#jobs")).to_have_text(re.compile(r"^任务 — "))
+    box = cards.filter(has_text="负责写发布说明").locator("input")
+    assert await box.get_attribute("aria-label") == "选择：我负责写发布说明"
     await expect(cards.filter(has_text="负责写发布说明").locator(".meta")).to_contain_text("Eli")
 
     # An admin forgets Eli's memory; Telegram's back button closes the preview first.

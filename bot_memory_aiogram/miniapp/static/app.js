@@ -147,6 +147,11 @@
     );
   }
 
+  // "Label: value" as the user's language writes it (Chinese: a full-width colon).
+  function labelled(label, value) {
+    return fill(S["page-label"] || "{label}: {value}", { label, value });
+  }
+
   function openLink(event) {
     if (tg && tg.openTelegramLink) {
       event.preventDefault();
@@ -174,7 +179,7 @@
 
   // Who said it, by first name ("a member" for a name the bot never saw: never an ID).
   function speakers(record) {
-    return record.speakers.map((name) => name || S["screen-someone"]).join(", ");
+    return record.speakers.map((name) => name || S["screen-someone"]).join(S["page-list-separator"] || ", ");
   }
 
   function metaLine(record) {
@@ -203,7 +208,7 @@
       const box = el("input");
       box.type = "checkbox";
       box.checked = state.selected.has(record.id);
-      box.setAttribute("aria-label", S["page-select"] + ": " + record.title);
+      box.setAttribute("aria-label", labelled(S["page-select"], record.title));
       box.addEventListener("change", () => {
         box.checked ? state.selected.add(record.id) : state.selected.delete(record.id);
         item.classList.toggle("selected", box.checked);
@@ -246,7 +251,7 @@
       if (record.may_forget) {
         const del = el("button", "delete");
         del.type = "button";
-        del.setAttribute("aria-label", S["page-forget"] + ": " + record.title);
+        del.setAttribute("aria-label", labelled(S["page-forget"], record.title));
         del.title = S["page-forget"];
         del.append(icon(TRASH));
         del.addEventListener("click", () => run(() => openPreview([record.id])));
@@ -278,7 +283,7 @@
     const sources = $("details-sources");
     sources.replaceChildren();
     const linked = record.sources.filter((s) => s.link);
-    if (linked.length) sources.append(el("span", null, S["page-sources"] + ": "));
+    if (linked.length) sources.append(el("span", null, labelled(S["page-sources"], "")));
     linked.forEach((source, n) => {
       const a = el("a", null, S["page-source-link"].replace("{n}", String(n + 1)));
       a.href = source.link;
@@ -459,7 +464,7 @@
     const data = await api("api/status");
     $("admin-title").textContent = S["page-status"];
     $("spend").textContent = data.spend;
-    $("jobs").textContent = S["page-jobs"] + ": " + data.jobs_text;
+    $("jobs").textContent = fill(S["page-jobs-line"], { jobs: data.jobs_text });
     $("problems").textContent = data.problems;
     $("admin").hidden = false;
   }
