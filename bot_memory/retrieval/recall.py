@@ -65,19 +65,17 @@ class RecallContext:
         many as keep the whole block within `max_bytes`."""
         named = set(self.memory_ids)
         matches: list[RecallEntry] = []
-        current = self
         for entry in found:
-            if entry.id in named:
-                continue
-            trial = _block(
-                self.mode, self.entries, self.private, self.index_lines, [*matches, entry]
-            )
-            if len((trial.text or "").encode()) > max_bytes:
-                break
-            matches.append(entry)
-            named.add(entry.id)
-            current = trial
-        return current
+            if entry.id not in named:
+                matches.append(entry)
+                named.add(entry.id)
+        # The longest run of them that fits: all of them, as a rule, in one rendering.
+        while matches:
+            block = _block(self.mode, self.entries, self.private, self.index_lines, matches)
+            if len((block.text or "").encode()) <= max_bytes:
+                return block
+            matches.pop()
+        return self
 
 
 def render(
