@@ -189,9 +189,9 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
     emit(args, rows, ["workspace", "records", "scopes", "jobs", "spent", "last served"])
     if report["at_share"]:
         print(
-            f"\nAt their share of the cap ({report['at_share'][0]['share']} of"
-            f" {settings.workspace_max_records} records, BOT_MEMORY_SCOPE_MAX_SHARE): past the"
-            " cap their least used records go first:"
+            f"\nAt or over their fair share ({report['at_share'][0]['share']} records of a cap"
+            f" of {settings.workspace_max_records}, BOT_MEMORY_SCOPE_MAX_SHARE) while others"
+            " hold memories too: past the cap, their least used records go first:"
         )
         emit(args, report["at_share"], ["workspace", "holder", "who", "held"])
     if report["problems"]:

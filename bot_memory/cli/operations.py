@@ -79,8 +79,13 @@ async def status(
     bots = await pool.fetch("SELECT bot_id, settings FROM bot_models ORDER BY bot_id")
     shown = [w["workspace"] for w in workspaces]
     max_records, max_share = cap or (0, 1.0)
+    # At or over the share while others in the workspace hold memories too (alone, a scope's
+    # or a speaker's share changes nothing).
     at_share = await pool.fetch(
-        "WITH c AS (SELECT bm_fair_share($2, $3) AS share)"
+        "WITH c AS (SELECT bm_fair_share($2, $3) AS share),"
+        " n AS (SELECT workspace_id, count(*) AS total FROM memory_records"
+        " WHERE workspace_id = ANY($1::text[]) GROUP BY workspace_id)"
+        " SELECT * FROM ("
         " SELECT workspace_id AS workspace, 'scope' AS holder, scope_key AS who,"
         " count(*) AS held, min(c.share) AS share FROM memory_records, c"
         " WHERE workspace_id = ANY($1::text[])"
@@ -88,6 +93,7 @@ async def status(
         " UNION ALL SELECT workspace_id, 'speaker', s::text, count(*), min(c.share)"
         " FROM memory_records, unnest(speaker_ids) s, c WHERE workspace_id = ANY($1::text[])"
         " AND origin = 'note' GROUP BY workspace_id, s HAVING count(*) >= min(c.share)"
+        " ) a JOIN n ON n.workspace_id = a.workspace WHERE n.total > a.held"
         " ORDER BY 1, 2, 4 DESC, 3",
         shown if cap is not None else [],
         max_records,
@@ -101,7 +107,9 @@ async def status(
         "totals": dict(totals) if totals else {},
         "workspaces": [{**dict(r), "jobs": _json(r["jobs"])} for r in workspaces],
         "problems": [dict(r) for r in problems],
-        "at_share": [dict(r) for r in at_share],
+        "at_share": [
+            {k: r[k] for k in ("workspace", "holder", "who", "held", "share")} for r in at_share
+        ],
         "workers": [{**dict(r), "settings": _json(r["settings"])} for r in ticks],
         "waiting": waiting_for_models(
             [dict(r) for r in pinned], [dict(r) for r in ticks if r["live"]]

@@ -115,10 +115,13 @@ class ScopeSummary:
     reserved_usd: float
     held: int = 0  # every record of the scope the workspace's cap counts
     share: int = 0  # the cap's fair share: past the cap, a scope holding more gives first
+    others: int = 0  # the workspace's records in its other scopes
 
     @property
     def at_share(self) -> bool:
-        return self.share > 0 and self.held >= self.share
+        """At or over its share while other scopes hold memories (alone in its workspace, the
+        share changes nothing)."""
+        return self.share > 0 and self.held >= self.share and self.others > 0
 
 
 @dataclass(frozen=True)
@@ -584,7 +587,9 @@ class Store:
             " AND j.scope_key = $2 AND j.phase = 'done') AS last_run,"
             " coalesce(w.spent_usd, 0) AS spent, coalesce(w.reserved_usd, 0) AS reserved,"
             " (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
-            " AND r.scope_key = $2) AS held, bm_fair_share($4, $5) AS share"
+            " AND r.scope_key = $2) AS held, bm_fair_share($4, $5) AS share,"
+            " (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
+            " AND r.scope_key <> $2) AS others"
             " FROM (SELECT 1) x LEFT JOIN memory_scopes s ON s.workspace_id = $1"
             " AND s.scope_key = $2 LEFT JOIN workspaces w ON w.id = $1",
             scope.workspace,
@@ -604,6 +609,7 @@ class Store:
             reserved_usd=float(row["reserved"]),
             held=row["held"],
             share=row["share"],
+            others=row["others"],
         )
 
     async def given(

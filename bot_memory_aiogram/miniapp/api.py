@@ -320,14 +320,15 @@ class MiniAppApi:
                 self.texts,
                 c.language,
                 count=summary.records,
-                pending=summary.pending,
+                pending=summary.pending and summary.enabled,  # none while off
                 last_run=summary.last_run,
             )
             if c.who.admin and not c.scope.is_private
             else self._t(c, "page-count", count=summary.records),
         }
         if summary.at_share:  # past the cap, this scope's least used memories go first
-            body["status"] += "\n" + self._t(c, "screen-at-share", share=summary.share)
+            share = self._t(c, "screen-at-share", held=summary.held, share=summary.share)
+            body["status"] += "\n" + share
         if standing == "unavailable":
             body["message"] = self._t(c, "memory-unavailable")
         return web.json_response(body)
@@ -401,7 +402,7 @@ class MiniAppApi:
                     self.texts,
                     c.language,
                     count=summary.records,
-                    pending=summary.pending,
+                    pending=summary.pending and summary.enabled,
                     last_run=summary.last_run,
                 ),
                 "spend": self._t(

@@ -111,13 +111,13 @@ def render(
         texts,
         language,
         count=s.records,
-        pending=s.pending,
+        pending=s.pending and s.enabled,  # nothing is rebuilt while memory is off
         last_run=s.last_run,
         admin=p.admin and not p.private,
     )
     lines.append(Italic(status))
     if s.at_share:  # past the cap, this scope's least used memories are the first to go
-        lines.append(Italic(t("screen-at-share", share=s.share)))
+        lines.append(Italic(t("screen-at-share", held=s.held, share=s.share)))
 
     def button(label: str, act: str, page: int = p.page, rid: str = "") -> InlineKeyboardButton:
         data = MemoryScreen(act=act, page=page, rid=rid, owner=owner).pack()

@@ -33,7 +33,7 @@ screen-replaced-newer = replaced on { $when } by a newer memory
 screen-someone = a member
 screen-more = and { $count } more
 screen-is-off = Memory is off here: these are kept, but not used or added to.
-screen-at-share = Memory here is at its share (limit: { $share }): when memory is full, the least used memories here go first.
+screen-at-share = Memory here holds { $held }; its fair share is { $share }. When memory is full, the least used ones here go first.
 screen-status = { $count ->
     [one] 1 memory
    *[other] { $count } memories

@@ -32,7 +32,7 @@ screen-replaced-newer = 已于 { $when } 被一条更新的记忆取代
 screen-someone = 一位成员
 screen-more = 及另外 { $count } 人
 screen-is-off = 这里的记忆已关闭：内容会保留，但不会被使用或新增。
-screen-at-share = 这里的记忆已达到其份额（上限：{ $share }）：记忆存满时，这里最久未用的记忆会先被删除。
+screen-at-share = 这里保存了 { $held } 条记忆，其公平份额为 { $share } 条。记忆存满时，这里最久未用的记忆会先被删除。
 screen-status = { $count } 条记忆 · { $pending ->
     [yes] 索引正在更新
    *[no] 索引已是最新

@@ -645,11 +645,11 @@ async def test_the_page_says_when_its_memories_are_at_their_share_of_the_cap(db_
     ):
         ada = App(bot, http).page(ADA)
         await bot.say("remember that my bike is red")
-        assert "at its share" not in (await ada.get("api/memories")).json()["status"]
         await bot.say("remember that my car is blue")
+        assert "fair share" not in (await ada.get("api/memories")).json()["status"]
+        await bot.say("@memory_test_bot remember that standup is at 10", **in_topic(BO))
         status = (await ada.get("api/memories")).json()["status"]
-        assert status.startswith("2 memories")
-        assert status.endswith(
-            "\nMemory here is at its share (limit: 2): when memory is full,"
-            " the least used memories here go first."
+        assert status == (
+            "2 memories\nMemory here holds 2; its fair share is 2. When memory is full, the"
+            " least used ones here go first."
         ), status

@@ -797,7 +797,7 @@ async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -
         await expect(cards.first.locator(".meta")).to_contain_text("Bo")  # a group: who said it
         await expect(cards.filter(has_text="room 4B").locator(".mark")).to_contain_text("Replaced")
         await cards.filter(has_text="release notes").locator("input").check()
-        await page.screenshot(path=str(shots / f"miniapp-list-{scheme}.png"))
+        await page.screenshot(path=str(shots / f"miniapp-list-{scheme}.png"), animations="disabled")
         await page.locator("#list input:checked").uncheck()
         # Someone else's memory: why it is not Bo's to forget, and a link to the message.
         await cards.filter(has_text="staging password").locator(".body").click()
@@ -808,12 +808,16 @@ async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -
         await expect(link).to_have_text("Message 1")
         assert (await link.get_attribute("href") or "").startswith("https://t.me/c/4445556667/")
         await expect(page.locator("#details-forget")).to_be_hidden()
-        await page.screenshot(path=str(shots / f"miniapp-details-{scheme}.png"))
+        await page.screenshot(
+            path=str(shots / f"miniapp-details-{scheme}.png"), animations="disabled"
+        )
         await page.evaluate("window.__telegram.back()")
         await cards.filter(has_text="release notes").locator(".delete").click()
         await expect(page.locator("#preview-title")).to_have_text("This memory will be forgotten:")
         assert await page.evaluate("Telegram.WebApp.MainButton.text") == "Forget 1 memory"
-        await page.screenshot(path=str(shots / f"miniapp-confirm-{scheme}.png"))
+        await page.screenshot(
+            path=str(shots / f"miniapp-confirm-{scheme}.png"), animations="disabled"
+        )
         await page.evaluate("window.__telegram.back()")
         await page.context.close()
         # Memory off, as an admin sees it: the switch, the banner, and what is kept below it.
@@ -824,7 +828,9 @@ async def test_the_screens_for_the_docs_light_and_dark_on_a_phone(app: Served) -
         await expect(page.locator("#off")).to_be_visible()
         await expect(page.locator("#list .card")).to_have_count(6)
         await page.locator("#notice").evaluate("node => { node.hidden = true; }")
-        await page.screenshot(path=str(shots / f"miniapp-off-{scheme}.png"))
+        # Nothing is rebuilt while memory is off: the status does not say the index is.
+        await expect(page.locator("#status")).not_to_contain_text("being updated")
+        await page.screenshot(path=str(shots / f"miniapp-off-{scheme}.png"), animations="disabled")
         await page.click("#toggle")
         await expect(page.locator("#off")).to_be_hidden()
         await page.context.close()

@@ -388,18 +388,21 @@ async def test_a_row_stays_short_however_many_speakers_it_has() -> None:
 
 
 async def test_the_screen_says_when_its_memories_are_at_their_share_of_the_cap() -> None:
-    """The cap shared fairly: a scope holding its share of the workspace's cap gives its least
-    used memories first when the cap is reached, and its screen says so (cap 4, share 0.5: 2)."""
+    """The cap shared fairly: a scope holding its share of the workspace's cap while others hold
+    memories too gives its least used memories first when the cap is reached, and its screen
+    says so (cap 4, share 0.5: 2; one workspace for the bot)."""
     async with running_bot(
         plain, workspace="test", workspace_max_records=4, scope_max_share=0.5
     ) as bot:
         await bot.say("remember that my bike is red")
-        await bot.say("/memory")
-        text = text_of(bot, bot.emu.sent[-1].result["message_id"])
-        assert "at its share" not in text, text
         await bot.say("remember that my car is blue")
         await bot.say("/memory")
         text = text_of(bot, bot.emu.sent[-1].result["message_id"])
-        assert "Memory here is at its share (limit: 2)" in text, text
+        assert "fair share" not in text, text  # alone in the workspace: nothing to share
+        await bot.say("@memory_test_bot remember that standup is at 10", **in_group(BO))
+        await bot.say("/memory")
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"])
+        assert "Memory here holds 2; its fair share is 2." in text, text
         await bot.say("/memory", language_code="zh")
-        assert "上限：2" in text_of(bot, bot.emu.sent[-1].result["message_id"])
+        zh = text_of(bot, bot.emu.sent[-1].result["message_id"])
+        assert "这里保存了 2 条记忆，其公平份额为 2 条。" in zh, zh

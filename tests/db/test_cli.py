@@ -62,31 +62,35 @@ async def test_status_lists_workspaces_jobs_and_workers(
 async def test_status_names_the_scopes_and_speakers_at_their_share_of_the_cap(
     memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A cap of 4 and a share of 0.5: 2 records. The group holds 2 (Ada's and Bo's notes, one
-    # each); Ada's private chat 1. Then Ada notes 2 more in the group: the group holds 4, Ada
-    # 3 notes in the workspace.
+    # A cap of 4 and a share of 0.5: 2 records. The group's one Topic holds 2 (Ada's and Bo's
+    # notes): alone in its workspace, its share changes nothing, and nobody is named. Then Ada
+    # notes 2 more there and Bo 1 in another Topic: the first Topic holds 4 of the 5, Ada's
+    # notes are 3 and Bo's 2, each while others hold memories too.
     monkeypatch.setenv("BOT_MEMORY_WORKSPACE_MAX_RECORDS", "4")
     monkeypatch.setenv("BOT_MEMORY_SCOPE_MAX_SHARE", "0.5")
     code, out, _ = await run(capsys, "status", "--json")
-    report = json.loads(out[out.index("{") :])
-    assert report["at_share"] == [
-        {"workspace": "tg:42:-100", "holder": "scope", "who": GROUP.key, "held": 2, "share": 2}
-    ]
-    for text in ("remember that the retro is on Fridays", "remember that I keep the notes"):
-        source = await memory.record(GROUP, text=text, speaker_id=1001)
+    assert json.loads(out[out.index("{") :])["at_share"] == []
+    other_topic = GROUP.model_copy(update={"topic_id": 5})
+    for scope, speaker, text in [
+        (GROUP, 1001, "remember that the retro is on Fridays"),
+        (GROUP, 1001, "remember that I keep the notes"),
+        (other_topic, 1002, "remember that I book the room"),
+    ]:
+        source = await memory.record(scope, text=text, speaker_id=speaker)
         assert source is not None
         request = recognize(text)
         assert request is not None
         await memory.control(request, source)
     code, out, _ = await run(capsys, "status", "--json")
     report = json.loads(out[out.index("{") :])
-    assert [(r["holder"], r["who"], r["held"]) for r in report["at_share"]] == [
-        ("scope", GROUP.key, 4),
-        ("speaker", "1001", 3),
+    assert [(r["holder"], r["who"], r["held"], r["share"]) for r in report["at_share"]] == [
+        ("scope", GROUP.key, 4, 2),
+        ("speaker", "1001", 3, 2),
+        ("speaker", "1002", 2, 2),
     ]
     code, out, _ = await run(capsys, "status")
-    assert code == 0 and "At their share of the cap (2 of 4 records" in out
-    assert GROUP.key in out
+    assert code == 0 and "At or over their fair share (2 records of a cap of 4" in out
+    assert GROUP.key in out and other_topic.key not in out
 
 
 async def test_inspect_shows_provenance(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
