@@ -20,7 +20,7 @@ import asyncpg
 
 from bot_memory import control
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
-from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn, record_view
+from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn
 from bot_memory.control import ControlResult
 from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
@@ -45,8 +45,8 @@ from bot_memory.retention import sweeps as retention
 from bot_memory.retrieval import (
     RecallContext,
     denied,
-    find_records,
-    match_entry,
+    entry_view,
+    find_matches,
     render,
     unreadable_entries,
 )
@@ -653,11 +653,10 @@ class Memory:
         most = self.settings.recall_matches_max_records
         if most <= 0:
             return recalled
-        standing, found = await find_records(
+        standing, found = await find_matches(
             self.store.pool,
             scope,
             query=message,
-            record_id=None,
             now=now,
             limit=most,
             excluded=recalled.memory_ids,
@@ -665,12 +664,10 @@ class Memory:
         if standing != "ok":
             return recalled
         picked = []
-        for record in found:
-            if gate is not None and not await gate.readable(record_view(record)):
+        for entry in found:
+            if gate is not None and not await gate.readable(entry_view(scope, entry)):
                 continue
-            picked.append(match_entry(record))
-            if len(picked) == most:
-                break
+            picked.append(entry)
         return recalled.with_matches(picked, self.settings.recall_block_max_bytes)
 
     def turn(

@@ -7,11 +7,11 @@ the records that match its message),
 
 from __future__ import annotations
 
-from bot_memory.retrieval.find import find_excerpts, find_records
+from bot_memory.retrieval.find import find_excerpts, find_matches, find_records
 from bot_memory.retrieval.recall import (
     RecallContext,
     denied,
-    match_entry,
+    entry_view,
     render,
     unreadable_entries,
 )
@@ -19,9 +19,10 @@ from bot_memory.retrieval.recall import (
 __all__ = [
     "RecallContext",
     "denied",
+    "entry_view",
     "find_excerpts",
+    "find_matches",
     "find_records",
-    "match_entry",
     "render",
     "unreadable_entries",
 ]

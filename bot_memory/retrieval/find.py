@@ -20,7 +20,7 @@ from datetime import datetime
 
 import asyncpg
 
-from bot_memory.records import MemoryRecord
+from bot_memory.records import RECALL_SUMMARY_CHARS, MemoryRecord, RecallEntry
 from bot_memory.scopes import Scope
 from bot_memory.storage import RECORD_COLUMNS, RECORD_SOURCES, record_from_row
 from bot_memory.terms import Query, parse_query
@@ -84,6 +84,61 @@ def _ranking(terms: int, titles: int, *, limit: int, offset: int) -> str:
     )"""
 
 
+def _search(readable: str, available: str, shown: str) -> str:
+    """A query's ranked matches among a scope's records ($1 workspace, $2 scope, $3 now, $4 and
+    $5 the terms, $6 limit, $7 offset, $8 IDs left out), each shown as `shown` of `r`, after
+    the scope's standing."""
+    return f"""
+        WITH {_STANDING},
+        candidates AS (
+            SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
+            FROM memory_records r, sw WHERE sw.standing IN {readable} AND {available}
+              AND r.id <> ALL($8::text[])
+        ), {_ranking(4, 5, limit=6, offset=7)}
+        SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
+            SELECT {shown} FROM top t
+            JOIN memory_records r ON r.workspace_id = $1 AND r.id = t.id
+            ORDER BY t.score DESC, t.at DESC, t.id DESC
+        ) r ON true
+        """
+
+
+async def find_matches(
+    conn: asyncpg.Connection | asyncpg.Pool,
+    scope: Scope,
+    *,
+    query: str,
+    now: datetime,
+    limit: int,
+    excluded: Sequence[str] = (),
+) -> tuple[str, list[RecallEntry]]:
+    """What find_records finds for a query (memory on, available, not replaced), as recall
+    shows a record (bm_recall_entry, as the index's entries are built): recall's matches for
+    the current message, without reading whole records to cut them down."""
+    parsed = parse_query(query)
+    if not parsed:
+        return "ok", []
+    rows = await conn.fetch(
+        _search(
+            "('ok')",
+            _AVAILABLE + " AND r.replaced_by IS NULL",
+            "r.id, bm_recall_entry($1, r, $9)::text AS entry",
+        ),
+        scope.workspace,
+        scope.key,
+        now,
+        parsed.terms,
+        parsed.in_title,
+        limit,
+        0,
+        list(excluded),
+        RECALL_SUMMARY_CHARS,
+    )
+    standing = rows[0]["standing"] if rows else "ok"
+    entries = [RecallEntry.model_validate_json(r["entry"]) for r in rows if r["id"] is not None]
+    return standing, entries
+
+
 async def find_records(
     conn: asyncpg.Connection | asyncpg.Pool,
     scope: Scope,
@@ -109,19 +164,7 @@ async def find_records(
     parsed = parse_query(query) if record_id is None else Query([], [])
     if parsed:
         rows = await conn.fetch(
-            f"""
-            WITH {_STANDING},
-            candidates AS (
-                SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
-                FROM memory_records r, sw WHERE sw.standing IN {readable} AND {available}
-                  AND r.id <> ALL($8::text[])
-            ), {_ranking(4, 5, limit=6, offset=7)}
-            SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
-                SELECT {_RECORD} FROM top t
-                JOIN memory_records r ON r.workspace_id = $1 AND r.id = t.id
-                ORDER BY t.score DESC, t.at DESC, t.id DESC
-            ) r ON true
-            """,
+            _search(readable, available, _RECORD),
             scope.workspace,
             scope.key,
             now,

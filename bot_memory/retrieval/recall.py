@@ -18,7 +18,7 @@ from typing import Literal
 
 from bot_memory.access import Gate, ItemView
 from bot_memory.framing import data_json
-from bot_memory.records import RECALL_SUMMARY_CHARS, MemoryRecord, RecallEntry, RecallRow
+from bot_memory.records import RecallEntry, RecallRow
 from bot_memory.scopes import Scope
 
 RecallMode = Literal["index", "directory", "off", "empty", "unavailable", "denied"]
@@ -116,17 +116,16 @@ def render(
     return _block("directory", left, scope.is_private, [], [])
 
 
-def match_entry(record: MemoryRecord) -> RecallEntry:
-    """A record found for the current message, as recall shows it."""
-    return RecallEntry(
-        id=record.id,
-        title=record.title,
-        summary=record.summary[:RECALL_SUMMARY_CHARS],
-        speaker_ids=record.speaker_ids,
-        thread_ids=record.thread_ids,
-        until=record.available_until,
-        created_at=record.created_at,
-        source_ids=record.source_ids,
+def entry_view(scope: Scope, entry: RecallEntry) -> ItemView:
+    """A recalled record as the host's read-grant hook sees it (its sources too, as the tools
+    tell them: a hook may decide by source)."""
+    return ItemView(
+        kind="record",
+        id=entry.id,
+        scope_key=scope.key,
+        speaker_ids=entry.speaker_ids,
+        thread_ids=entry.thread_ids,
+        source_ids=entry.source_ids,
     )
 
 
@@ -184,15 +183,7 @@ async def unreadable_entries(gate: Gate, scope: Scope, row: RecallRow) -> set[st
         return set()
     hidden = set()
     for entry in {e.id: e for e in [*row.index_entries, *row.directory]}.values():
-        item = ItemView(
-            kind="record",
-            id=entry.id,
-            scope_key=scope.key,
-            speaker_ids=entry.speaker_ids,
-            thread_ids=entry.thread_ids,
-            source_ids=entry.source_ids,  # as the tools tell it: a hook may decide by source
-        )
-        if not await gate.readable(item):
+        if not await gate.readable(entry_view(scope, entry)):
             hidden.add(entry.id)
     return hidden
 
