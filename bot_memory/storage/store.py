@@ -578,19 +578,20 @@ class Store:
 
     async def summary(self, scope: Scope, now: datetime) -> ScopeSummary:
         row = await self.pool.fetchrow(
-            "SELECT (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
-            " AND r.scope_key = $2 AND r.valid AND (r.available_until IS NULL"
-            " OR r.available_until > $3)) AS records,"
+            "SELECT n.records, n.held, n.others, bm_fair_share($4, $5) AS share,"
             " coalesce(s.enabled, true) AS enabled, coalesce(s.suspended, false) AS suspended,"
             " coalesce(s.index_pending, false) AS pending,"
             " (SELECT max(finished_at) FROM memory_jobs j WHERE j.workspace_id = $1"
             " AND j.scope_key = $2 AND j.phase = 'done') AS last_run,"
-            " coalesce(w.spent_usd, 0) AS spent, coalesce(w.reserved_usd, 0) AS reserved,"
-            " (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
-            " AND r.scope_key = $2) AS held, bm_fair_share($4, $5) AS share,"
-            " (SELECT count(*) FROM memory_records r WHERE r.workspace_id = $1"
-            " AND r.scope_key <> $2) AS others"
-            " FROM (SELECT 1) x LEFT JOIN memory_scopes s ON s.workspace_id = $1"
+            " coalesce(w.spent_usd, 0) AS spent, coalesce(w.reserved_usd, 0) AS reserved"
+            # The workspace's records read once: the scope's available ones (the count shown),
+            # all of the scope's and the other scopes' (what the cap's share counts).
+            " FROM (SELECT count(*) FILTER (WHERE r.scope_key = $2 AND r.valid"
+            " AND (r.available_until IS NULL OR r.available_until > $3)) AS records,"
+            " count(*) FILTER (WHERE r.scope_key = $2) AS held,"
+            " count(*) FILTER (WHERE r.scope_key <> $2) AS others"
+            " FROM memory_records r WHERE r.workspace_id = $1) n"
+            " LEFT JOIN memory_scopes s ON s.workspace_id = $1"
             " AND s.scope_key = $2 LEFT JOIN workspaces w ON w.id = $1",
             scope.workspace,
             scope.key,
