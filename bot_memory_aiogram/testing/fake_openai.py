@@ -290,10 +290,7 @@ class FakeOpenAI(LoopbackServer):
 
     async def wait_for_answers(self, n: int, timeout: float = 10.0) -> None:  # noqa: ASYNC109
         """Wait until at least ``n`` completions have been sent (:attr:`calls_answered`)."""
-        async with asyncio.timeout(timeout):
-            while self.calls_answered < n:
-                self._changed.clear()
-                await self._changed.wait()
+        await self._wait_for(lambda: self.calls_answered, n, timeout, "answer(s) sent")
 
     @property
     def scripted_left(self) -> int:
@@ -309,15 +306,21 @@ class FakeOpenAI(LoopbackServer):
 
     async def wait_for_requests(self, n: int, timeout: float = 10.0) -> None:  # noqa: ASYNC109
         """Wait until at least ``n`` requests have started (:attr:`calls_started`)."""
+        await self._wait_for(lambda: self.calls_started, n, timeout, "request(s)")
+
+    async def _wait_for(
+        self,
+        count: Callable[[], int],
+        n: int,
+        timeout: float,  # noqa: ASYNC109
+        what: str,
+    ) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while self.calls_started < n:
+        while count() < n:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                msg = (
-                    f"timed out after {timeout}s waiting for {n} request(s); "
-                    f"got {self.calls_started}"
-                )
+                msg = f"timed out after {timeout}s waiting for {n} {what}; got {count()}"
                 raise TimeoutError(msg)
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
