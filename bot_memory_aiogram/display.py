@@ -14,6 +14,7 @@ from datetime import datetime
 
 from bot_memory.control import note_subject
 from bot_memory.records import MemoryRecord
+from bot_memory.storage import ScopeSummary
 from bot_memory_aiogram.i18n import Texts
 
 SPEAKERS_SHOWN = 3  # names on a screen row; the rest as "and N more"
@@ -71,24 +72,26 @@ def replaced_mark(
     return texts(language, "screen-replaced-newer", when=when)
 
 
-def status_line(
-    texts: Texts,
-    language: str,
-    *,
-    count: int,
-    pending: bool,
-    last_run: datetime | None,
-    admin: bool = True,
-) -> str:
+def status_line(texts: Texts, language: str, summary: ScopeSummary, *, admin: bool) -> str:
     """The scope's status: for a group's admins how many memories, whether the recall index is
-    being rebuilt and when memory last ran here; for everyone else how many, nothing more."""
+    being rebuilt (never while memory is off: nothing is) and when memory last ran here; for
+    everyone else how many, nothing more."""
     if not admin:
-        return texts(language, "page-count", count=count)
+        return texts(language, "page-count", count=summary.records)
+    last_run = summary.last_run
     return texts(
         language,
         "screen-status",
-        count=count,
-        pending="yes" if pending else "no",
+        count=summary.records,
+        pending="yes" if summary.pending and summary.enabled else "no",
         ran="yes" if last_run else "no",
         when=day(texts, language, last_run) if last_run else "",
     )
+
+
+def share_line(texts: Texts, language: str, summary: ScopeSummary) -> str | None:
+    """Said while the scope holds its fair share of the cap or more (others holding memories
+    too): past the cap, its least used memories are the first to go."""
+    if not summary.at_share:
+        return None
+    return texts(language, "screen-at-share", held=summary.held, share=summary.share)

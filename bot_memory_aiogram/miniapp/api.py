@@ -46,6 +46,7 @@ from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.storage import WorkspaceGone, claim_once, is_connection_error
+from bot_memory_aiogram import display
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
 from bot_memory_aiogram.miniapp import views
@@ -309,26 +310,18 @@ class MiniAppApi:
         now = self.clock()
         standing, records, more = await self._readable(c, query, offset, limit, now)
         summary = await self.memory.store.summary(c.scope, now)
+        # The index and its runs are for a group's admins; everyone else reads a count.
+        admin = c.who.admin and not c.scope.is_private
+        status = display.status_line(self.texts, c.language, summary, admin=admin)
+        share = display.share_line(self.texts, c.language, summary)
         body: dict[str, Any] = {
             "standing": standing,
             "enabled": summary.enabled,
             "records": await self._records_json(c, records),
             "more": more,
             "offset": offset,
-            # The index and its runs are for a group's admins; everyone else reads a count.
-            "status": views.status_line(
-                self.texts,
-                c.language,
-                count=summary.records,
-                pending=summary.pending and summary.enabled,  # none while off
-                last_run=summary.last_run,
-            )
-            if c.who.admin and not c.scope.is_private
-            else self._t(c, "page-count", count=summary.records),
+            "status": status + "\n" + share if share else status,
         }
-        if summary.at_share:  # past the cap, this scope's least used memories go first
-            share = self._t(c, "screen-at-share", held=summary.held, share=summary.share)
-            body["status"] += "\n" + share
         if standing == "unavailable":
             body["message"] = self._t(c, "memory-unavailable")
         return web.json_response(body)
@@ -398,13 +391,7 @@ class MiniAppApi:
         budget = self.settings.workspace_budget_usd
         return web.json_response(
             {
-                "status": views.status_line(
-                    self.texts,
-                    c.language,
-                    count=summary.records,
-                    pending=summary.pending and summary.enabled,
-                    last_run=summary.last_run,
-                ),
+                "status": display.status_line(self.texts, c.language, summary, admin=True),
                 "spend": self._t(
                     c, "screen-spend", spent=f"${summary.spent_usd:.2f}", budget=f"${budget:.2f}"
                 ),

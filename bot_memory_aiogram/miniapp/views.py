@@ -149,12 +149,3 @@ def record_json(
         ],
         "more_sources": max(0, len(direct) - max_sources),
     }
-
-
-def status_line(
-    texts: Texts, language: str, *, count: int, pending: bool, last_run: datetime | None
-) -> str:
-    """The /memory screen's status line for a group's admins, word for word."""
-    return display.status_line(
-        texts, language, count=count, pending=pending, last_run=last_run, admin=True
-    )

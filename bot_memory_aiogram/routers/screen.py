@@ -107,17 +107,10 @@ def render(
         title = display.cut(display.title(record), TITLE_CHARS)
         lines.append(as_line(f"{n}. ", Bold(title), " — ", Italic(" · ".join(parts)), end=""))
     # The recall index and memory's runs are for a group's admins; everyone else reads a count.
-    status = display.status_line(
-        texts,
-        language,
-        count=s.records,
-        pending=s.pending and s.enabled,  # nothing is rebuilt while memory is off
-        last_run=s.last_run,
-        admin=p.admin and not p.private,
-    )
-    lines.append(Italic(status))
-    if s.at_share:  # past the cap, this scope's least used memories are the first to go
-        lines.append(Italic(t("screen-at-share", held=s.held, share=s.share)))
+    lines.append(Italic(display.status_line(texts, language, s, admin=p.admin and not p.private)))
+    share = display.share_line(texts, language, s)
+    if share:
+        lines.append(Italic(share))
 
     def button(label: str, act: str, page: int = p.page, rid: str = "") -> InlineKeyboardButton:
         data = MemoryScreen(act=act, page=page, rid=rid, owner=owner).pack()
