@@ -10,6 +10,7 @@ that way) and under `if TYPE_CHECKING:` (annotations only)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -281,3 +282,132 @@ def test_every_stage_says_what_the_others_may_use() -> None:
             if parts[2] not in SURFACE[package]:
                 reached_in.append(f"{name} imports {target}")
     assert reached_in == []
+
+
+# --- only storage speaks SQL ---------------------------------------------------------------------
+
+# A string that opens a statement: SQL here is written in capitals, prose is not.
+_STATEMENT = re.compile(
+    r"^\s*\(?\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|TRUNCATE|LOCK|VACUUM"
+    r"|ANALYZE|COPY|BEGIN|COMMIT|ROLLBACK|SET|SHOW|EXPLAIN|GRANT|REVOKE)\s+\S"
+)
+# What runs a statement on a pool or a connection; `execute` also names other things (a tool
+# call's), so it counts when handed a statement's constant (a literal counts as a statement).
+_RUNS = {"fetch", "fetchrow", "fetchval", "executemany", "acquire", "cursor"}
+_RUNS_PREFIX = "copy_"
+_HANDLES = {"pool", "worker_pool", "conn", "connection"}
+
+
+def _text_of(node: ast.expr) -> str | None:
+    """The text of a string literal, an f-string's literal parts, or a `+` of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _text_of(node.left)
+    return None
+
+
+def _speaks_sql(tree: ast.AST) -> list[str]:
+    """Where a module holds a statement, runs one, reaches a pool or connection, or imports the
+    driver: each as 'line: what', in line order."""
+    found: set[tuple[int, str]] = set()
+    inside: set[int] = set()  # parts of an f-string or a `+` already looked at as a whole
+    for node in ast.walk(tree):
+        if id(node) in inside:
+            continue
+        if isinstance(node, ast.JoinedStr | ast.BinOp | ast.Constant):
+            text = _text_of(node)
+            if text is not None:
+                inside.update(id(n) for n in ast.walk(node))
+                if _STATEMENT.match(text):
+                    found.add((node.lineno, f"statement {text.split()[0]}"))
+                continue
+        if isinstance(node, ast.Attribute):
+            if node.attr in _RUNS | _HANDLES or node.attr.startswith(_RUNS_PREFIX):
+                found.add((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            first = node.args[0] if node.args else None
+            named = first.id if isinstance(first, ast.Name) else None
+            if node.func.attr == "execute" and named is not None and named.isupper():
+                found.add((node.lineno, f".execute({named})"))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            if any((n or "").split(".")[0] == "asyncpg" for n in names):
+                found.add((node.lineno, "imports asyncpg"))
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def _outside_storage() -> dict[str, list[str]]:
+    found = {}
+    for name, (path, _) in MODULES.items():
+        if name == "bot_memory.storage" or name.startswith("bot_memory.storage."):
+            continue
+        where = _speaks_sql(ast.parse(path.read_text(encoding="utf-8")))
+        if where:
+            found[name] = where
+    return found
+
+
+# Modules that still speak SQL, with how many places: moved into storage one at a time. The
+# list only shrinks; a new entry, or a higher count, fails.
+STILL_SPEAKING_SQL: dict[str, int] = {
+    "bot_memory.access.tenancy": 20,
+    "bot_memory.agent.tools": 13,
+    "bot_memory.billing.charging": 4,
+    "bot_memory.billing.ledger": 18,
+    "bot_memory.cli.commands": 8,
+    "bot_memory.cli.operations": 37,
+    "bot_memory.control.actions": 17,
+    "bot_memory.evaluation.harness": 18,
+    "bot_memory.pipeline.backlog": 3,
+    "bot_memory.pipeline.consolidation": 13,
+    "bot_memory.pipeline.context": 2,
+    "bot_memory.pipeline.discovery": 16,
+    "bot_memory.pipeline.extraction": 7,
+    "bot_memory.pipeline.inputs": 3,
+    "bot_memory.pipeline.jobs": 29,
+    "bot_memory.pipeline.maintenance": 26,
+    "bot_memory.pipeline.priority": 6,
+    "bot_memory.pipeline.worker": 24,
+    "bot_memory.retention.sweeps": 35,
+    "bot_memory.retention.verify": 5,
+    "bot_memory.retrieval.find": 10,
+    "bot_memory.service": 30,
+    "bot_memory_aiogram.demo": 12,
+    "bot_memory_aiogram.miniapp.api": 6,
+    "bot_memory_aiogram.routers.screen": 4,
+    "bot_memory_aiogram.testing.databases": 6,
+    "bot_memory_aiogram.testing.harness": 9,
+}
+
+
+def test_the_sql_rule_can_fail() -> None:
+    source = (
+        "import asyncpg\n"
+        "Q = 'SELECT id FROM memory_records WHERE workspace_id = $1'\n"
+        "async def f(store, tools, conn):\n"
+        "    await store.pool.fetchval(f'UPDATE {Q} SET x = 1')\n"
+        "    await tools.execute('query_memories', {})\n"
+        "    await conn.execute('DELETE FROM chats')\n"
+        "    await tools.execute(Q)\n"
+        "    print('Select a memory to forget')\n"
+    )
+    assert _speaks_sql(ast.parse(source)) == [
+        "1: imports asyncpg",
+        "2: statement SELECT",
+        "4: .fetchval",
+        "4: .pool",
+        "4: statement UPDATE",
+        "6: statement DELETE",
+        "7: .execute(Q)",
+    ]
+
+
+def test_only_storage_speaks_sql() -> None:
+    found = _outside_storage()
+    counts = {name: len(where) for name, where in found.items()}
+    assert counts == STILL_SPEAKING_SQL, "\n".join(
+        f"{name}: {', '.join(where)}" for name, where in sorted(found.items())
+    )
