@@ -43,7 +43,6 @@ from aiogram.types import Message, Update
 from bot_memory.access.gate import Membership, MemberStatus, Requester
 from bot_memory.control.actions import forget_record
 from bot_memory.intents import recognize
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.pipeline.prompts import ExtractionOutput
 from bot_memory.records import MemoryRecord, SourceRef
@@ -331,14 +330,14 @@ async def bench_extraction_commit(memory: Memory) -> dict[str, float]:
             " AND NOT (workspace_id = $1 AND phase = 'extract')",
             scope.workspace,
         )
-        job = await jobs.claim_next(pool, lease_seconds=120, max_claims=3)
+        job = await ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
         assert job is not None and job.phase == "extract"
         answer = ExtractionOutput(
             title=f"stand-up {i}",
             summary=f"Stand-up is at {i} past nine.",
             source_ids=[s.id for s in job.snapshot.sources],
         )
-        await jobs.save_checkpoint(pool, job, "extract", answer.model_dump())
+        await ctx.store.jobs.save_checkpoint(job, "extract", answer.model_dump())
         start = time.perf_counter()
         phase = await memory.pipeline.run_job(job, later)
         samples.append((time.perf_counter() - start) * 1e6)

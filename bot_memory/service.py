@@ -37,7 +37,6 @@ from bot_memory.pipeline import (
     live_window,
     pipeline_settings,
     rearm,
-    record_bot_pin,
 )
 from bot_memory.redaction import redacted_spans
 from bot_memory.retention import After, Trace, find_traces
@@ -524,8 +523,8 @@ class Memory:
         """Record that this bot's memory calls this process's model (setup() does, at start):
         its jobs wait for a worker that calls it, and a worker on another model or server
         leaves them (`bot-memory status` says which worker lacks what)."""
-        await record_bot_pin(
-            self.store.pool, bot_id, self.pipeline.ctx.pin, pipeline_settings(self.settings)
+        await self.store.jobs.pin_bot(
+            bot_id, self.pipeline.ctx.pin, pipeline_settings(self.settings)
         )
 
     # --- requests ---------------------------------------------------------------------------

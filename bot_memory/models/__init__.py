@@ -13,6 +13,7 @@ from bot_memory.models.base import (
     Completion,
     ModelError,
     Outcome,
+    Pin,
     StructuredOutput,
     Usage,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "ModelError",
     "OfflineModel",
     "Outcome",
+    "Pin",
     "StructuredOutput",
     "Usage",
     "build_model",

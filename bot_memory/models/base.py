@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -23,6 +24,17 @@ M = TypeVar("M", bound=BaseModel)
 # a fake or the offline model reads to know which output is asked for.
 EXTRACTION = "memory_extraction"
 CONSOLIDATION = "memory_consolidation"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What a request, a job or a worker is pinned to: a provider (server) and a model."""
+
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.model} at {self.provider}"
 
 
 class Usage(BaseModel):

@@ -8,14 +8,14 @@ job, by its model).
 
 from __future__ import annotations
 
+from bot_memory.models import Pin
 from bot_memory.pipeline.agreement import disagreements, pipeline_settings
 from bot_memory.pipeline.backlog import Backlog, backlog
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.jobs import record_bot_pin
 from bot_memory.pipeline.priority import GatedPool, RequestsFirst
-from bot_memory.pipeline.serving import Pin, lacks, live_window
+from bot_memory.pipeline.serving import lacks, live_window
 from bot_memory.pipeline.worker import Pipeline, Worker
 
 __all__ = [
@@ -33,5 +33,4 @@ __all__ = [
     "pipeline_settings",
     "plan_pending",
     "rearm",
-    "record_bot_pin",
 ]

@@ -18,8 +18,8 @@ import functools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot_memory.pipeline.jobs import SnapshotSource
 from bot_memory.pipeline.prompts import MAX_BATCH_SOURCES, planned_entry_bytes
+from bot_memory.storage import SnapshotSource
 
 
 @dataclass(frozen=True)

@@ -13,20 +13,19 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot_memory.logs import get_logger
-from bot_memory.pipeline import jobs
+from bot_memory.models import Pin
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
-from bot_memory.pipeline.jobs import Job, Snapshot
 from bot_memory.pipeline.prompts import (
     ConsolidationOutput,
     consolidation_messages,
     validate_consolidation,
 )
-from bot_memory.pipeline.serving import Pin, planned_pin
+from bot_memory.pipeline.serving import planned_pin
 from bot_memory.records import MemoryRecord, ScopeState
 from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
-from bot_memory.storage import RECORD_COLUMNS, WorkspaceTx, record_from_row
+from bot_memory.storage import RECORD_COLUMNS, Job, Snapshot, WorkspaceTx, record_from_row
 
 log = get_logger(__name__)
 
@@ -49,8 +48,7 @@ async def plan_consolidation(
     if not candidates:
         return None
     snapshot = Snapshot(scope_kind=scope_kind, candidates=candidates, reason=reason)
-    return await jobs.create_job(
-        tx.conn,
+    return await tx.jobs.create(
         workspace=tx.workspace,
         scope_key=scope_key,
         phase="consolidate",
@@ -80,7 +78,7 @@ async def plan_pending(
     pin = planned_pin(
         Pin(origin["provider"], origin["model"]) if origin else None,
         planner,
-        await jobs.current_pin(tx.conn, tx.workspace, state.key),
+        await tx.jobs.current_pin(tx.workspace, state.key),
     )
     job_id = await plan_consolidation(
         tx,
@@ -177,7 +175,7 @@ async def _commit(
     """Under the workspace lock: the index, if the job is still this worker's and its pinned
     candidates are unchanged and still available at `at` (the commit's time)."""
     async with ctx.store.locked(job.workspace) as tx:
-        if not await jobs.hold(tx.conn, job):
+        if not await tx.jobs.hold(job):
             log.warning("pipeline.lost_ownership", job=job.id, phase="consolidate-commit")
             return
         state = await tx.scope_by_key(job.scope_key)
@@ -188,7 +186,7 @@ async def _commit(
         )
         if state is None or not state.active or changed:
             reason = "candidates changed" if changed else "memory is off here"
-            await jobs.stop(tx.conn, job, f"{reason} during consolidation", "changed")
+            await tx.jobs.stop(job, f"{reason} during consolidation", "changed")
             if changed and state is not None and state.active:
                 tx.touch(job.scope_key)  # pending again: the planner takes it from here
             return
@@ -200,5 +198,5 @@ async def _commit(
         newer = set(current) - set(pinned)
         state.index.pending = bool(newer) and len(pinned) < tx.limits.consolidation_max_candidates
         tx.save(state)
-        await jobs.advance(tx.conn, job, "done")
+        await tx.jobs.advance(job, "done")
     log.info("pipeline.consolidated", job=job.id, scope=job.scope_key, ids=len(out.memory_ids))

@@ -12,12 +12,9 @@ from pydantic import BaseModel
 from bot_memory.billing import Charge, Charger
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
-from bot_memory.models import CONSOLIDATION, EXTRACTION, ChatModel
-from bot_memory.pipeline import jobs
-from bot_memory.pipeline.jobs import Job
-from bot_memory.pipeline.serving import Pin
+from bot_memory.models import CONSOLIDATION, EXTRACTION, ChatModel, Pin
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import Store
+from bot_memory.storage import Job, Jobs, Store
 
 log = get_logger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -86,7 +83,7 @@ class PipelineContext:
         )
 
         async def keep(conn: asyncpg.Connection, answer: M) -> None:
-            if not await jobs.save_checkpoint(conn, job, phase, answer.model_dump()):
+            if not await Jobs(conn).save_checkpoint(job, phase, answer.model_dump()):
                 log.warning("pipeline.lost_ownership", job=job.id, phase=phase)
 
         job.call_key = charge.key

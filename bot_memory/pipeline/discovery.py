@@ -14,14 +14,13 @@ from typing import Literal
 import asyncpg
 
 from bot_memory.logs import get_logger
-from bot_memory.pipeline import jobs
+from bot_memory.models import Pin
 from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, next_batch
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.jobs import Snapshot, SnapshotSource
-from bot_memory.pipeline.serving import Pin, planned_pin
+from bot_memory.pipeline.serving import planned_pin
 from bot_memory.records import ScopeState, source_id
-from bot_memory.storage import WorkspaceGone, WorkspaceTx
+from bot_memory.storage import Snapshot, SnapshotSource, WorkspaceGone, WorkspaceTx
 
 log = get_logger(__name__)
 
@@ -84,9 +83,7 @@ async def plan_scope(
         state = await tx.scope_by_key(scope_key)
         if state is None or not state.active:
             return await settle(None)  # re-armed when memory is back on, or the bot returns
-        if state.index.pending and not await jobs.in_flight(
-            conn, workspace, scope_key, "consolidate"
-        ):
+        if state.index.pending and not await tx.jobs.in_flight(workspace, scope_key, "consolidate"):
             # Records changed (a note, a forget, an extraction, a source gone): rebuild the
             # index now, without waiting for the idle window.
             job_id = await plan_pending(
@@ -95,7 +92,7 @@ async def plan_scope(
             if job_id is not None:
                 created.append(job_id)
                 log.info("pipeline.job_planned", job=job_id, scope=scope_key, phase="consolidate")
-        if await jobs.in_flight(conn, workspace, scope_key, "extract"):
+        if await tx.jobs.in_flight(workspace, scope_key, "extract"):
             return await settle(None)  # its commit re-arms the scope
         # Requests still open hold back what comes after them (their answers are not in yet);
         # finished conversations before them can go.
@@ -207,14 +204,13 @@ async def _plan_batch(
         pinned = Pin(answered["provider"], answered["model"]) if answered["provider"] else None
         # The model the conversation was answered with (or its bot calls), for a process that
         # calls it; this worker's own only if the bot has moved to it (serving.planned_pin).
-        pin = planned_pin(pinned, ctx.pin, await jobs.current_pin(conn, workspace, state.key))
+        pin = planned_pin(pinned, ctx.pin, await tx.jobs.current_pin(workspace, state.key))
         snapshot = Snapshot(
             scope_kind=state.scope.kind,
             sources=[s for p in batch.pairs for s in p.sources],
             through_request=batch.through_request,
         )
-        job_id = await jobs.create_job(
-            conn,
+        job_id = await tx.jobs.create(
             workspace=workspace,
             scope_key=state.key,
             phase="extract",
@@ -234,7 +230,7 @@ async def _plan_batch(
             if pin != ctx.pin:  # for a process that calls the bot's model
                 log.info("pipeline.job_left", job=job_id, wants=str(pin), calls=str(ctx.pin))
             return job_id
-        if not await jobs.given_up(conn, workspace, state.key, snapshot.input_hash()):
+        if not await tx.jobs.given_up(workspace, state.key, snapshot.input_hash()):
             return None  # this very batch is planned already
         # This batch failed for good (or waits for an operator): later history goes on.
         log.warning("pipeline.batch_given_up", scope=state.key, through=batch.through_request)

@@ -8,7 +8,6 @@ from datetime import datetime
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input, snapshot_sources
-from bot_memory.pipeline.jobs import Job, SnapshotSource
 from bot_memory.pipeline.prompts import (
     ExtractionOutput,
     extraction_messages,
@@ -18,7 +17,14 @@ from bot_memory.pipeline.prompts import (
 )
 from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.redaction import redact
-from bot_memory.storage import RECORD_COLUMNS, WorkspaceGone, recall_limits, record_from_row
+from bot_memory.storage import (
+    RECORD_COLUMNS,
+    Job,
+    SnapshotSource,
+    WorkspaceGone,
+    recall_limits,
+    record_from_row,
+)
 from bot_memory.terms import record_vector
 
 log = get_logger(__name__)

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import asyncpg
 
-from bot_memory.pipeline.jobs import Job, StopKind
+from bot_memory.storage import Job, StopKind
 
 
 class SourcesChanged(RuntimeError):

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot_memory.framing import data_json
 from bot_memory.models import CONSOLIDATION, EXTRACTION
-from bot_memory.pipeline.jobs import SnapshotSource
 from bot_memory.redaction import REDACTED, redact, redact_sequence
+from bot_memory.storage import SnapshotSource
 
 EXTRACTION_SYSTEM = """\
 You turn a finished chat conversation into one short historical memory record.

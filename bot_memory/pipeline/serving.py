@@ -15,30 +15,20 @@ either stale or someone else's:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
+
+from bot_memory.models import Pin
 
 OFFLINE = "offline"
 
 Verdict = Literal["run", "replan", "leave"]
 
 
-@dataclass(frozen=True)
-class Pin:
-    """What a request, a job or a worker is pinned to: a provider (server) and a model."""
-
-    provider: str
-    model: str
-
-    def __str__(self) -> str:
-        return f"{self.model} at {self.provider}"
-
-
 def verdict(job: Pin, mine: Pin, scope_now: Pin | None) -> Verdict:
     """What a worker calling `mine` does with a job pinned to `job`, when the job's scope's
     newest request is pinned to `scope_now` (None: no request pinned yet).
-    jobs.claim_next applies the same rule in SQL."""
+    Jobs.claim_next (storage) applies the same rule in SQL."""
     if job == mine:
         return "run"
     if scope_now == mine:

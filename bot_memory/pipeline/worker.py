@@ -25,14 +25,12 @@ from datetime import UTC, datetime
 from bot_memory.billing import BudgetExhausted, ledger
 from bot_memory.logs import get_logger
 from bot_memory.models import ModelError
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.agreement import pipeline_settings
 from bot_memory.pipeline.consolidation import run_consolidation
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.discovery import plan_due, rearm
 from bot_memory.pipeline.extraction import run_extraction
 from bot_memory.pipeline.inputs import SourcesChanged
-from bot_memory.pipeline.jobs import Job, StopKind
 from bot_memory.pipeline.maintenance import (
     close_abandoned,
     close_stale_attempts,
@@ -41,7 +39,13 @@ from bot_memory.pipeline.maintenance import (
     prune_due,
 )
 from bot_memory.retention.sweeps import expire_due
-from bot_memory.storage import WorkspaceGone, drop_expired_claims, is_connection_error
+from bot_memory.storage import (
+    Job,
+    StopKind,
+    WorkspaceGone,
+    drop_expired_claims,
+    is_connection_error,
+)
 
 log = get_logger(__name__)
 
@@ -98,8 +102,7 @@ class Pipeline:
                 report.left_over = True
                 log.info("pipeline.tick_budget_spent", reason="the rest continues next tick")
                 break
-            job = await jobs.claim_next(
-                self.ctx.pool,
+            job = await self.ctx.store.jobs.claim_next(
                 lease_seconds=self.ctx.settings.lease_seconds,
                 max_claims=self.ctx.settings.max_claims_per_input,
                 serves=self.ctx.pin,
@@ -149,8 +152,8 @@ class Pipeline:
             if cut_off:
                 # A process died during this job's call: the provider may have answered and
                 # billed it. Only an operator re-arms it (bot-memory retry).
-                await jobs.stop(
-                    self.ctx.pool, job, "unknown provider outcome: the call was cut off", "unknown"
+                await self.ctx.store.jobs.stop(
+                    job, "unknown provider outcome: the call was cut off", "unknown"
                 )
                 log.warning("pipeline.job_stopped", job=job.id, reason="call cut off earlier")
                 return job.phase
@@ -158,8 +161,7 @@ class Pipeline:
                 # Claimed because the scope's bot has moved to this worker's model since (see
                 # serving.verdict): work planned for the old one stops, and the scope is
                 # planned again at once under the model configured now.
-                await jobs.stop(
-                    self.ctx.pool,
+                await self.ctx.store.jobs.stop(
                     job,
                     "model or provider configuration changed",
                     "config",
@@ -194,11 +196,11 @@ class Pipeline:
         if outcome in ("unknown", "pending"):
             async with self.ctx.pool.acquire() as conn:
                 await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
-            await jobs.stop(
-                self.ctx.pool, job, "unknown provider outcome: stopped mid-call", "unknown"
+            await self.ctx.store.jobs.stop(
+                job, "unknown provider outcome: stopped mid-call", "unknown"
             )
         else:
-            await jobs.release(self.ctx.pool, job)
+            await self.ctx.store.jobs.release(job)
 
     async def _run(self, job: Job, now: datetime, clock: Callable[[], datetime] | None) -> None:
         settings = self.ctx.settings
@@ -210,8 +212,7 @@ class Pipeline:
         except (SourcesChanged, ModelError, ValueError) as exc:
             retry, reason, kind = _verdict(exc)
             if retry:
-                job.phase = await jobs.back_off(
-                    self.ctx.pool,
+                job.phase = await self.ctx.store.jobs.back_off(
                     job,
                     reason,
                     backoff_seconds=settings.failure_backoff_seconds,
@@ -219,7 +220,7 @@ class Pipeline:
                 )
                 log.warning("pipeline.job_failed", job=job.id, error=reason, phase=job.phase)
             else:
-                await jobs.stop(self.ctx.pool, job, reason, kind)
+                await self.ctx.store.jobs.stop(job, reason, kind)
                 log.warning("pipeline.job_stopped", job=job.id, reason=reason)
 
     @contextlib.asynccontextmanager
@@ -231,7 +232,7 @@ class Pipeline:
             while True:
                 await asyncio.sleep(lease / 3)
                 with contextlib.suppress(Exception):  # a missed beat: the next one tries again
-                    await jobs.renew_lease(self.ctx.pool, job, lease)
+                    await self.ctx.store.jobs.renew_lease(job, lease)
 
         task = asyncio.create_task(beat(), name=f"bot-memory-lease-{job.id}")
         try:

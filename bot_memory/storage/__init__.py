@@ -1,7 +1,9 @@
 """Storage: PostgreSQL and everything written to it. `database` (pools, migrations, the
 embedded server and one a killed process left), `store` (conversations, requests, usage),
 `statements` (the busiest paths' SQL, built once), `workspace` (the locked workspace
-transaction: records, scopes, tombstones, recall rows), `claims` (single-use tickets),
+transaction: records, scopes, tombstones, recall rows), `jobs` (the memory jobs' rows and the
+models bots and workers call), `claims` (single-use tickets), `handle` (what a storage area's
+statements run on),
 `schema.sql` (the schema and every server function as they are now) and `migrations/` (its
 history).
 
@@ -23,6 +25,7 @@ from bot_memory.storage.database import (
     latest_version,
     migrate,
 )
+from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -58,12 +61,17 @@ __all__ = [
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
     "EmbeddedPostgres",
+    "Job",
+    "Jobs",
     "Limits",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
     "ServerTooOld",
+    "Snapshot",
+    "SnapshotSource",
     "SourceMessage",
+    "StopKind",
     "Store",
     "UsageEntry",
     "WorkspaceGone",

@@ -18,6 +18,7 @@ import asyncpg
 
 from bot_memory.records import RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
+from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
@@ -139,6 +140,7 @@ class Store:
     def __init__(self, pool: asyncpg.Pool, *, limits: Limits | None = None) -> None:
         self.pool = pool
         self.limits = limits or Limits()
+        self.jobs = Jobs(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
 
     async def _ensure_workspace(self, workspace: str) -> None:

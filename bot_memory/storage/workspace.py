@@ -29,6 +29,7 @@ from bot_memory.records import (
     SourceRef,
 )
 from bot_memory.scopes import Scope
+from bot_memory.storage.jobs import Jobs
 from bot_memory.terms import record_vector
 
 
@@ -178,6 +179,11 @@ class WorkspaceTx:
     _touched: set[str] = field(default_factory=set)
     changed: bool = False
     undone: bool = False
+
+    @property
+    def jobs(self) -> Jobs:
+        """The job rows, inside this transaction (after the workspace row: the lock order)."""
+        return Jobs(self.conn)
 
     async def lock(self, *, create: bool = False, scope_key: str | None = None) -> None:
         """Lock the workspace row FOR NO KEY UPDATE and read `scope_key`'s state in the same

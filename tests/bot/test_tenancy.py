@@ -13,7 +13,6 @@ from aiogram.types import Chat, User
 
 from bot_memory.access.tenancy import default_workspace
 from bot_memory.intents import recognize
-from bot_memory.pipeline import jobs
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.storage.database import apply_migrations
@@ -136,7 +135,7 @@ async def test_a_group_upgrade_moves_everything_and_a_running_tick_cannot_write_
         await memory.begin(source)
         await memory.finish(source, status="succeeded", answer_text="noted", bot_id=BOT)
         job_id = await _plan(memory)  # plan, then claim: a tick in flight
-        job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+        job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
         assert job is not None and job.id == job_id
         report = await memory.migrate_chat(
             bot_id=BOT,

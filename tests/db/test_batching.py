@@ -17,7 +17,6 @@ import pytest
 
 from bot_memory.models.base import dumps
 from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, next_batch
-from bot_memory.pipeline.jobs import SnapshotSource
 from bot_memory.pipeline.prompts import (
     planned_entry_bytes,
     source_entries,
@@ -27,6 +26,7 @@ from bot_memory.pipeline.prompts import (
 )
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
+from bot_memory.storage import SnapshotSource
 from tests.conftest import make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.helpers import view

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.extraction import run_extraction
 from bot_memory.pipeline.worker import Pipeline
@@ -71,14 +70,14 @@ async def test_an_expired_lease_passes_ownership_and_the_old_owner_cannot_commit
     from bot_memory.pipeline.discovery import plan_due
 
     [job_id] = await plan_due(ctx, datetime.now(UTC))
-    first = await jobs.claim_next(ctx.pool, lease_seconds=120, max_claims=3)
+    first = await ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert first is not None and first.id == job_id
     # While the lease runs nobody else can claim it.
-    assert await jobs.claim_next(ctx.pool, lease_seconds=120, max_claims=3) is None
+    assert await ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3) is None
     await memory.store.pool.execute(
         "UPDATE memory_jobs SET lease_until = now() - interval '1 second'"
     )
-    second = await jobs.claim_next(ctx.pool, lease_seconds=120, max_claims=3)
+    second = await ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert second is not None and second.id == job_id and second.token != first.token
     await run_extraction(ctx, first, datetime.now(UTC))  # stale owner: its writes are refused
     assert (await records(memory)).records == {}

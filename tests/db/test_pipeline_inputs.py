@@ -14,10 +14,10 @@ import pytest
 
 from bot_memory.intents import recognize
 from bot_memory.pipeline.discovery import plan_due
-from bot_memory.pipeline.jobs import SnapshotSource
 from bot_memory.pipeline.prompts import source_entries
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
+from bot_memory.storage import SnapshotSource
 from tests.conftest import make_settings
 from tests.support.fake_openai import FakeOpenAI, default_responder
 from tests.support.helpers import view

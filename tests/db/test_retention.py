@@ -15,7 +15,6 @@ from bot_memory.agent.tools import ToolContext
 from bot_memory.cli import commands as cli
 from bot_memory.control.actions import forget_record
 from bot_memory.intents import recognize
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.retention.verify import find_traces
 from bot_memory.scopes import Scope
@@ -123,7 +122,7 @@ async def test_a_boundary_passing_during_extraction_and_during_consolidation(
 ) -> None:
     source = await exchange(memory, "the staging password hint is blue", msg_id=1)
     [job_id] = await plan_due(memory.pipeline.ctx, NOW)
-    job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert job is not None and job.id == job_id
     await memory.remove_messages(CHAT, [1], bot_id=42)  # during the extraction call
     assert await memory.pipeline.run_job(job, NOW) == "stopped"
@@ -137,11 +136,11 @@ async def test_a_boundary_passing_during_extraction_and_during_consolidation(
     await exchange(memory, "the release is v2", msg_id=5)
     [extract] = await plan_due(memory.pipeline.ctx, NOW)
     await memory.pipeline.run_job(
-        await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3),  # type: ignore[arg-type]
+        await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3),  # type: ignore[arg-type]
         NOW,
     )
     await plan_due(memory.pipeline.ctx, NOW)  # the new record's consolidation
-    consolidation = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    consolidation = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert consolidation is not None and consolidation.phase == "consolidate"
     await memory.remove_messages(CHAT, [3], bot_id=42)  # a candidate's source goes mid-call
     await memory.pipeline.run_job(consolidation, NOW)
@@ -248,7 +247,7 @@ async def test_purge_leaves_another_workspace_byte_for_byte(memory: Memory) -> N
 async def test_purge_wins_against_a_tick_and_a_tool_call_in_flight(memory: Memory) -> None:
     await exchange(memory, "we chose Kafka", msg_id=1)
     [job_id] = await plan_due(memory.pipeline.ctx, NOW)
-    job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     asking = await said(memory, "what did we choose?", msg_id=3)
     assert job is not None and job.id == job_id
     await memory.purge_workspace("test")
@@ -382,7 +381,7 @@ async def test_a_forget_during_extraction_or_consolidation_is_not_undone_by_the_
 ) -> None:
     await exchange(memory, "my cat is called Mochi", msg_id=1)
     [job_id] = await plan_due(memory.pipeline.ctx, NOW)
-    job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert job is not None and job.id == job_id
     forget = await said(memory, "forget my cat", msg_id=3)
     request = recognize(forget.text)
@@ -396,7 +395,7 @@ async def test_a_forget_during_extraction_or_consolidation_is_not_undone_by_the_
     assert note_request is not None
     await memory.control(note_request, note)
     await plan_due(memory.pipeline.ctx, NOW)  # the note's consolidation
-    consolidation = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+    consolidation = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert consolidation is not None and consolidation.phase == "consolidate"
     forget_dog = await said(memory, "forget my dog", msg_id=7)
     dog_request = recognize(forget_dog.text)

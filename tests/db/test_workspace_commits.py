@@ -18,7 +18,6 @@ from bot_memory.agent.tools import ToolContext
 from bot_memory.billing import ledger
 from bot_memory.control.actions import forget_record, note_id, switch
 from bot_memory.intents import recognize
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.pipeline.prompts import ExtractionOutput
 from bot_memory.records import MemoryRecord, RecallEntry, RecallRow
@@ -26,6 +25,7 @@ from bot_memory.retention.sweeps import expire_due, shorten
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
+from bot_memory.storage import Job
 from bot_memory.storage.store import SourceMessage
 from tests.support.helpers import view
 from tests.support.statement_log import CountingPool
@@ -129,20 +129,20 @@ async def test_a_forget_that_must_read_what_was_said_takes_the_longer_way(
     assert stored.tombstones[SCOPE.key] == {mention.message_id, gone_message(gone)}
 
 
-async def checkpointed(memory: Memory) -> tuple[SourceMessage, jobs.Job]:
+async def checkpointed(memory: Memory) -> tuple[SourceMessage, Job]:
     """A finished pair, planned and claimed as an extraction job whose model answer is
     checkpointed: what runs from here is the commit."""
     ctx = memory.pipeline.ctx
     source = await said(memory, "we moved stand-up to half past nine")
     await plan_due(ctx, NOW + timedelta(hours=1))
-    job = await jobs.claim_next(ctx.store.pool, lease_seconds=120, max_claims=3)
+    job = await ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
     assert job is not None and job.phase == "extract"
     answer = ExtractionOutput(
         title="stand-up",
         summary="Stand-up is at half past nine.",
         source_ids=[s.id for s in job.snapshot.sources],
     )
-    await jobs.save_checkpoint(ctx.store.pool, job, "extract", answer.model_dump())
+    await ctx.store.jobs.save_checkpoint(job, "extract", answer.model_dump())
     return source, job
 
 

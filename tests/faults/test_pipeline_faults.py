@@ -26,7 +26,6 @@ from bot_memory.access.tenancy import default_workspace
 from bot_memory.billing import ledger
 from bot_memory.cli import operations as operator
 from bot_memory.intents import recognize
-from bot_memory.pipeline import jobs
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
@@ -242,7 +241,7 @@ async def test_a_job_given_back_before_its_call_keeps_its_claim(
     try:
         await exchange(memory)
         await plan_due(memory.pipeline.ctx, memory_now())
-        job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+        job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
         assert job is not None and job.claims == 1
         task = asyncio.create_task(memory.pipeline.run_job(job, memory_now()))
         await asyncio.sleep(0)  # started, nothing sent yet
@@ -362,7 +361,7 @@ async def test_cancelling_twice_while_a_paid_answer_is_recorded_keeps_it(
     try:
         await exchange(memory)
         await plan_due(memory.pipeline.ctx, memory_now())
-        job = await jobs.claim_next(memory.pipeline.ctx.pool, lease_seconds=120, max_claims=3)
+        job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
         assert job is not None
         llm.script("delay:0.5")
         task = asyncio.create_task(memory.pipeline.run_job(job, memory_now()))
