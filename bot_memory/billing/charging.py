@@ -1,5 +1,5 @@
 """Every model call goes through here: its worst case reserved and its attempt on the ledger
-before it is sent, its outcome and charge settled after (see ledger.py).
+before it is sent, its outcome and charge settled after (see storage/ledger.py).
 
 Calls are attached to the request they serve (the answer's own, or the originating request of a
 background job), so a request's recorded total can grow after its visible answer completed.
@@ -15,20 +15,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import asyncpg
 from pydantic import BaseModel
 
-from bot_memory.billing import ledger
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, Completion, ModelError, Outcome, Usage
-from bot_memory.storage import Store, is_connection_error
+from bot_memory.storage import Attempt, BudgetRefused, Store, is_connection_error
 
 log = get_logger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-Settle = Callable[[asyncpg.Connection, Any], Awaitable[None]]
+# What a paid answer keeps, in the transaction that records its charge.
+Settle = Callable[[Store, Any], Awaitable[None]]
 
 
 class BudgetExhausted(ModelError):
@@ -106,8 +105,7 @@ class Charger:
         settle: Settle | None,
     ) -> T:
         try:
-            attempt = await ledger.open_attempt(
-                self.store.pool,
+            attempt = await self.store.ledger.open_attempt(
                 workspace=charge.workspace,
                 request_id=charge.request_id,
                 job_id=charge.job_id,
@@ -118,7 +116,7 @@ class Charger:
                 worst_usd=self.model.worst_case_usd(request_bytes, charge.max_tokens),
                 workspace_budget_usd=self.workspace_budget_usd,
             )
-        except ledger.BudgetRefused as exc:
+        except BudgetRefused as exc:
             self.metrics.model_call(charge.kind, "refused")
             raise BudgetExhausted(str(exc)) from exc
         try:
@@ -159,7 +157,7 @@ class Charger:
 
     async def _close(
         self,
-        attempt: ledger.Attempt,
+        attempt: Attempt,
         outcome: Outcome | str,
         usage: Usage,
         detail: str | None,
@@ -172,9 +170,8 @@ class Charger:
         pause = 0.2
         while True:
             try:
-                async with self.store.pool.acquire() as conn, conn.transaction():
-                    await ledger.close_attempt(
-                        conn,
+                async with self.store.atomic() as tx:
+                    await tx.ledger.close_attempt(
                         attempt,
                         outcome,  # type: ignore[arg-type]
                         prompt_tokens=usage.prompt_tokens,
@@ -183,7 +180,7 @@ class Charger:
                         detail=detail,
                     )
                     if settle is not None:
-                        await settle(conn, result)
+                        await settle(tx, result)
                 return
             except Exception as exc:
                 if not is_connection_error(exc):

@@ -14,7 +14,7 @@ from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import CONSOLIDATION, EXTRACTION, ChatModel, Pin
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import Job, Jobs, Store
+from bot_memory.storage import Job, Store
 
 log = get_logger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -82,8 +82,8 @@ class PipelineContext:
             job_id=job.id,
         )
 
-        async def keep(conn: asyncpg.Connection, answer: M) -> None:
-            if not await Jobs(conn).save_checkpoint(job, phase, answer.model_dump()):
+        async def keep(tx: Store, answer: M) -> None:
+            if not await tx.jobs.save_checkpoint(job, phase, answer.model_dump()):
                 log.warning("pipeline.lost_ownership", job=job.id, phase=phase)
 
         job.call_key = charge.key

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot_memory.billing import BudgetExhausted, ledger
+from bot_memory.billing import BudgetExhausted
 from bot_memory.logs import get_logger
 from bot_memory.models import ModelError
 from bot_memory.pipeline.agreement import pipeline_settings
@@ -147,8 +147,9 @@ class Pipeline:
             )
             cut_off = 0
             if not resumed:
-                async with self.ctx.pool.acquire() as conn:
-                    cut_off = await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
+                cut_off = await self.ctx.store.ledger.close_abandoned_attempts(
+                    job.workspace, job.id
+                )
             if cut_off:
                 # A process died during this job's call: the provider may have answered and
                 # billed it. Only an operator re-arms it (bot-memory retry).
@@ -188,14 +189,9 @@ class Pipeline:
         checkpoint kept, so the next claim resumes without buying anything twice."""
         outcome = None
         if job.call_key is not None:
-            outcome = await self.ctx.pool.fetchval(
-                "SELECT outcome FROM usage_ledger WHERE workspace_id = $1 AND idempotency_key = $2",
-                job.workspace,
-                job.call_key,
-            )
+            outcome = await self.ctx.store.ledger.outcome(job.workspace, job.call_key)
         if outcome in ("unknown", "pending"):
-            async with self.ctx.pool.acquire() as conn:
-                await ledger.close_abandoned_attempts(conn, job.workspace, job.id)
+            await self.ctx.store.ledger.close_abandoned_attempts(job.workspace, job.id)
             await self.ctx.store.jobs.stop(
                 job, "unknown provider outcome: stopped mid-call", "unknown"
             )

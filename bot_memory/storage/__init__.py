@@ -1,11 +1,11 @@
-"""Storage: PostgreSQL and everything written to it. `database` (pools, migrations, the
-embedded server and one a killed process left), `store` (conversations, requests, usage),
-`statements` (the busiest paths' SQL, built once), `workspace` (the locked workspace
-transaction: records, scopes, tombstones, recall rows), `jobs` (the memory jobs' rows and the
-models bots and workers call), `claims` (single-use tickets), `handle` (what a storage area's
-statements run on),
-`schema.sql` (the schema and every server function as they are now) and `migrations/` (its
-history).
+"""Storage: PostgreSQL and everything written to it, the only stage that speaks SQL.
+`database` (pools, migrations, the embedded server and one a killed process left), `store`
+(conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
+paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
+tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
+`ledger` (billed calls' attempts), `claims` (single-use tickets), `handle` (what an area's
+statements run on), `schema.sql` (the schema and every server function as they are now) and
+`migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -26,6 +26,7 @@ from bot_memory.storage.database import (
     migrate,
 )
 from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
+from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -55,6 +56,9 @@ from bot_memory.storage.workspace import (
 __all__ = [
     "RECORD_COLUMNS",
     "RECORD_SOURCES",
+    "Attempt",
+    "AttemptOutcome",
+    "BudgetRefused",
     "ChatInfo",
     "Closing",
     "Database",
@@ -63,6 +67,7 @@ __all__ = [
     "EmbeddedPostgres",
     "Job",
     "Jobs",
+    "Ledger",
     "Limits",
     "RequestStatus",
     "SchemaBehind",
@@ -84,6 +89,7 @@ __all__ = [
     "latest_version",
     "lock_workspace",
     "migrate",
+    "money",
     "read_workspace",
     "rebuild_missing_recall",
     "recall_limits",

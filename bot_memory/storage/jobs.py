@@ -399,3 +399,10 @@ class Jobs:
             refund,
         )
         job.phase = "stopped"
+
+    async def drop_finished(self, before: datetime) -> int:
+        """Drop the rows of jobs that finished before then; how many went."""
+        result: str = await self._on.execute(
+            "DELETE FROM memory_jobs WHERE finished_at < $1", before
+        )
+        return int(result.split()[-1])

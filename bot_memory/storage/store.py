@@ -18,7 +18,9 @@ import asyncpg
 
 from bot_memory.records import RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
+from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
+from bot_memory.storage.ledger import Ledger
 from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
@@ -37,7 +39,7 @@ from bot_memory.storage.workspace import (
     read_workspace,
     workspace_transaction,
 )
-from bot_memory.terms import text_vector
+from bot_memory.terms import record_vector, text_vector
 
 RequestStatus = Literal[
     "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
@@ -137,10 +139,14 @@ class ChatInfo:
 
 
 class Store:
-    def __init__(self, pool: asyncpg.Pool, *, limits: Limits | None = None) -> None:
+    """Every statement outside the workspace lock, on the pool; `atomic()` gives one bound to a
+    connection inside a transaction (a statement of each area then commits with the others)."""
+
+    def __init__(self, pool: Handle, *, limits: Limits | None = None) -> None:
         self.pool = pool
         self.limits = limits or Limits()
         self.jobs = Jobs(pool)
+        self.ledger = Ledger(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
 
     async def _ensure_workspace(self, workspace: str) -> None:
@@ -149,6 +155,14 @@ class Store:
             "INSERT INTO workspaces (id) VALUES ($1) ON CONFLICT (id) DO NOTHING", workspace
         )
         self._known_workspaces.add(workspace)
+
+    @asynccontextmanager
+    async def atomic(self) -> AsyncIterator[Store]:
+        """One transaction, no workspace lock: a store whose statements all run in it."""
+        async with transaction(self.pool) as conn:
+            store = Store(conn, limits=self.limits)
+            store._known_workspaces = self._known_workspaces
+            yield store
 
     # --- the workspace lock -------------------------------------------------------------------
 
@@ -170,7 +184,7 @@ class Store:
             yield tx
 
     async def view(self, workspace: str) -> WorkspaceView:
-        async with self.pool.acquire() as conn:
+        async with connection(self.pool) as conn:
             return await read_workspace(conn, workspace)
 
     # --- chats ------------------------------------------------------------------------------
@@ -331,7 +345,7 @@ class Store:
         if status != "succeeded" or answer_text is None:
             closing = Closing(source.request_id, status, now, error, kind)
             return bool(await self.close_unanswered([closing], idle_seconds=idle_seconds))
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with transaction(self.pool) as conn:
             # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
             current = await conn.fetchrow(
                 "SELECT status, scope, recall_memory_ids, answer_erased, ARRAY(SELECT"
@@ -423,6 +437,28 @@ class Store:
             *closing_args(closings, idle_seconds),
         )
         return [r["id"] for r in closed]
+
+    async def abandon_requests(
+        self, *, kept_since: datetime, since: datetime, now: datetime
+    ) -> int:
+        """Close open requests nothing touched since `since` (those a host kept open: since
+        `kept_since`) and schedule their scopes at once; how many closed."""
+        rows = await self.pool.fetch(
+            "UPDATE requests SET status = CASE WHEN keep_open THEN 'failed' ELSE 'unanswered' END,"
+            " error = CASE WHEN keep_open THEN 'abandoned: no outcome reported'"
+            " ELSE 'never closed: the handling process ended' END,"
+            " finished_at = $3, updated_at = now()"
+            " WHERE status IN ('queued', 'running', 'awaiting_approval')"
+            " AND updated_at < $2 AND (NOT keep_open OR updated_at < $1)"
+            " RETURNING scope",
+            kept_since,
+            since,
+            now,
+        )
+        for row in rows:
+            scope = Scope.model_validate_json(row["scope"])
+            await schedule_scope(self.pool, scope, now=now, idle_seconds=0)
+        return len(rows)
 
     async def keep_open(self, source: SourceMessage) -> None:
         """The host answers this request later and closes it itself."""
@@ -549,7 +585,7 @@ class Store:
 
         if conn is not None:
             return await write(conn)
-        async with self.pool.acquire() as c:
+        async with connection(self.pool) as c:
             return await write(c)
 
     async def remaining_budget(
@@ -643,6 +679,54 @@ class Store:
             statement = GIVEN_AND_NOTED
             args += ledger_values(usage)
         await (conn or self.pool).execute(statement, *args)
+
+    async def prunable_workspaces(
+        self, unused_since: datetime, now: datetime, *, limit: int = 200
+    ) -> list[str]:
+        """Workspaces holding a record unused since the cutoff, invalid, or past its sources'
+        retention (what `WorkspaceTx.prunable` finds)."""
+        rows = await self.pool.fetch(
+            "SELECT DISTINCT workspace_id FROM memory_records WHERE last_used_at < $1 OR NOT valid"
+            " OR available_until <= $2 LIMIT $3",
+            unused_since,
+            now,
+            limit,
+        )
+        return [r["workspace_id"] for r in rows]
+
+    async def fill_search_terms(self, batch: int) -> int:
+        """Search terms for up to `batch` records and `batch` messages stored without them; how
+        many rows got theirs. The terms are written only while the text they were cut from is
+        still the row's (an edit or an erasure meanwhile wins)."""
+        filled = 0
+        records = await self.pool.fetch(
+            "SELECT workspace_id, id, title, summary FROM memory_records WHERE search IS NULL"
+            " LIMIT $1",
+            batch,
+        )
+        if records:
+            await self.pool.executemany(
+                "UPDATE memory_records SET search = $3::tsvector WHERE workspace_id = $1"
+                " AND id = $2 AND search IS NULL",
+                [
+                    (r["workspace_id"], r["id"], record_vector(r["title"], r["summary"]))
+                    for r in records
+                ],
+            )
+            filled += len(records)
+        messages = await self.pool.fetch(
+            "SELECT id, text, content_hash FROM messages WHERE search IS NULL AND text IS NOT NULL"
+            " LIMIT $1",
+            batch,
+        )
+        if messages:
+            await self.pool.executemany(
+                "UPDATE messages SET search = $2::tsvector WHERE id = $1 AND search IS NULL"
+                " AND text IS NOT NULL AND content_hash = $3",
+                [(m["id"], text_vector(m["text"]), m["content_hash"]) for m in messages],
+            )
+            filled += len(messages)
+        return filled
 
     # --- recall -------------------------------------------------------------------------------
 

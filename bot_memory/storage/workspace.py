@@ -29,6 +29,7 @@ from bot_memory.records import (
     SourceRef,
 )
 from bot_memory.scopes import Scope
+from bot_memory.storage.handle import Handle, connection
 from bot_memory.storage.jobs import Jobs
 from bot_memory.terms import record_vector
 
@@ -492,7 +493,7 @@ async def lock_workspace(
 
 @asynccontextmanager
 async def locked_workspace(
-    pool: asyncpg.Pool,
+    pool: Handle,
     workspace: str,
     *,
     limits: Limits,
@@ -506,7 +507,7 @@ async def locked_workspace(
 
 @asynccontextmanager
 async def workspace_transaction(
-    pool: asyncpg.Pool, workspace: str, *, limits: Limits
+    pool: Handle, workspace: str, *, limits: Limits
 ) -> AsyncIterator[WorkspaceTx]:
     """A workspace transaction whose first statement takes the lock itself: a server-side
     function of migration 015 that begins with it (one round trip fewer than
@@ -516,10 +517,8 @@ async def workspace_transaction(
 
 
 @asynccontextmanager
-async def _transaction(
-    pool: asyncpg.Pool, workspace: str, limits: Limits
-) -> AsyncIterator[WorkspaceTx]:
-    async with pool.acquire() as conn:
+async def _transaction(pool: Handle, workspace: str, limits: Limits) -> AsyncIterator[WorkspaceTx]:
+    async with connection(pool) as conn:
         try:
             async with conn.transaction():
                 tx = WorkspaceTx(conn=conn, workspace=workspace, limits=limits)

@@ -15,7 +15,6 @@ import pytest
 
 from bot_memory.access.gate import Membership
 from bot_memory.agent.tools import ToolContext
-from bot_memory.billing import ledger
 from bot_memory.control.actions import forget_record, note_id, switch
 from bot_memory.intents import recognize
 from bot_memory.pipeline.discovery import plan_due
@@ -176,8 +175,7 @@ async def test_a_checkpointed_extraction_with_a_call_cut_off_stops_for_an_operat
     request_id = await pool.fetchval(
         "SELECT id FROM requests WHERE user_message_id = $1", source.message_id
     )
-    attempt = await ledger.open_attempt(
-        pool,
+    attempt = await memory.store.ledger.open_attempt(
         workspace=SCOPE.workspace,
         request_id=request_id,
         job_id=job.id,

@@ -23,12 +23,12 @@ import asyncpg
 import pytest
 
 from bot_memory.access.tenancy import default_workspace
-from bot_memory.billing import ledger
 from bot_memory.cli import operations as operator
 from bot_memory.intents import recognize
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
+from bot_memory.storage import BudgetRefused
 from tests.conftest import make_settings
 from tests.support.e2e import running, wait_until
 from tests.support.fake_openai import FakeOpenAI
@@ -412,8 +412,7 @@ async def test_budgets_are_reserved_so_concurrent_calls_cannot_overspend(
 
         async def attempt(n: int) -> str:
             try:
-                await ledger.open_attempt(
-                    memory.store.pool,
+                await memory.store.ledger.open_attempt(
                     workspace="test",
                     request_id=None,
                     job_id=None,
@@ -424,7 +423,7 @@ async def test_budgets_are_reserved_so_concurrent_calls_cannot_overspend(
                     worst_usd=0.4,
                     workspace_budget_usd=1.0,
                 )
-            except ledger.BudgetRefused:
+            except BudgetRefused:
                 return "refused"
             return "admitted"
 

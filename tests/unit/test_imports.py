@@ -278,7 +278,7 @@ def test_every_stage_says_what_the_others_may_use() -> None:
             if package not in SURFACE or name.startswith(package) or len(parts) == 2:
                 continue  # its own package, or the package itself (`from bot_memory import x`)
             # `from bot_memory.storage import Store`, or a module the package lists as public
-            # (`from bot_memory.billing import ledger`, `from bot_memory.intents.cyrillic ...`)
+            # (`from bot_memory.intents.cyrillic ...`)
             if parts[2] not in SURFACE[package]:
                 reached_in.append(f"{name} imports {target}")
     assert reached_in == []
@@ -355,8 +355,6 @@ def _outside_storage() -> dict[str, list[str]]:
 STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.access.tenancy": 20,
     "bot_memory.agent.tools": 13,
-    "bot_memory.billing.charging": 4,
-    "bot_memory.billing.ledger": 18,
     "bot_memory.cli.commands": 8,
     "bot_memory.cli.operations": 37,
     "bot_memory.control.actions": 17,
@@ -367,9 +365,8 @@ STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.pipeline.discovery": 16,
     "bot_memory.pipeline.extraction": 7,
     "bot_memory.pipeline.inputs": 3,
-    "bot_memory.pipeline.maintenance": 26,
     "bot_memory.pipeline.priority": 6,
-    "bot_memory.pipeline.worker": 16,
+    "bot_memory.pipeline.worker": 9,
     "bot_memory.retention.sweeps": 35,
     "bot_memory.retention.verify": 5,
     "bot_memory.retrieval.find": 10,
