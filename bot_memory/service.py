@@ -14,9 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any, Self, cast
-
-import asyncpg
+from typing import Any, Self
 
 from bot_memory import control
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
@@ -28,15 +26,12 @@ from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline import (
-    GatedPool,
     Pipeline,
     PipelineContext,
     RequestsFirst,
     Worker,
-    backlog,
     live_window,
     pipeline_settings,
-    rearm,
 )
 from bot_memory.redaction import redacted_spans
 from bot_memory.retention import After, Trace, find_traces
@@ -121,7 +116,7 @@ class Memory:
         settings = settings or MemorySettings()
         db = await Database.open(settings)
         metrics = Metrics(enabled=settings.metrics_enabled)
-        metrics.watch_pools({"main": db.pool, "worker": db.worker_pool})
+        db.watch_pools(metrics)
         metrics.watch_counter("redactions", redacted_spans)
         limits = Limits(
             directory_max=settings.pending_directory_max,
@@ -130,7 +125,7 @@ class Memory:
             inactive_days=settings.inactive_prune_days,
             consolidation_max_candidates=settings.consolidation_max_candidates,
         )
-        store = Store(db.pool, limits=limits)
+        store = db.store(limits)
         await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
         await rebuild_missing_recall(db.pool, limits)
         model = model or build_model(settings)
@@ -149,8 +144,7 @@ class Memory:
             )
         # The worker in this process steps aside while messages are handled (RequestsFirst).
         requests_first = RequestsFirst(settings.worker_yield_max_seconds)
-        worker_pool = cast(asyncpg.Pool, GatedPool(db.worker_pool, requests_first))
-        worker_store = Store(worker_pool, limits=limits)
+        worker_store = db.worker_store(limits, wait=requests_first.step_aside)
         pipeline = Pipeline(
             PipelineContext(store=worker_store, model=model, settings=settings, metrics=metrics)
         )
@@ -219,7 +213,7 @@ class Memory:
         without prometheus-client (or with BOT_MEMORY_METRICS_ENABLED=false)."""
         if self.metrics.enabled:
             try:
-                found = await backlog(self.store.pool, timeout=self.settings.health_timeout_seconds)
+                found = await self.store.jobs.backlog(timeout=self.settings.health_timeout_seconds)
             except Exception as exc:  # the counters are still worth a scrape
                 if is_connection_error(exc) or isinstance(exc, TimeoutError):
                     self.metrics.database_error("scrape")
@@ -326,7 +320,7 @@ class Memory:
             if suspended:
                 await stop_jobs_touching(tx.conn, state.scope, None, "the bot left the chat")
             else:
-                await rearm(tx.conn, tx.workspace, state.key, datetime.now(UTC))
+                await tx.planning.rearm(tx.workspace, state.key, datetime.now(UTC))
         return changed
 
     async def migrate_chat(

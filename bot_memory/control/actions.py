@@ -26,7 +26,6 @@ from bot_memory.control.rules import (
 )
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
-from bot_memory.pipeline import rearm
 from bot_memory.records import (
     MemoryRecord,
     ScopeState,
@@ -196,7 +195,7 @@ async def _switch(
     state.set_enabled(want, request_id)
     tx.save(state)
     if want:  # what is retained and eligible can be generated again
-        await rearm(tx.conn, scope.workspace, scope.key, now)
+        await tx.planning.rearm(scope.workspace, scope.key, now)
     else:
         await stop_jobs_touching(tx.conn, scope, None, "memory turned off")
     return ControlResult(action, "enabled" if want else "disabled")

@@ -12,7 +12,7 @@ statements run on), `schema.sql` (the schema and every server function as they a
 
 from __future__ import annotations
 
-from bot_memory.storage.claims import claim_once, drop_expired_claims
+from bot_memory.storage.claims import Tickets
 from bot_memory.storage.database import (
     Database,
     DatabaseUnavailable,
@@ -25,7 +25,7 @@ from bot_memory.storage.database import (
     latest_version,
     migrate,
 )
-from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
+from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
 from bot_memory.storage.store import (
     ChatInfo,
@@ -58,6 +58,7 @@ __all__ = [
     "RECORD_SOURCES",
     "Attempt",
     "AttemptOutcome",
+    "Backlog",
     "BudgetRefused",
     "ChatInfo",
     "Closing",
@@ -78,13 +79,12 @@ __all__ = [
     "SourceMessage",
     "StopKind",
     "Store",
+    "Tickets",
     "UsageEntry",
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",
     "apply_migrations",
-    "claim_once",
-    "drop_expired_claims",
     "is_connection_error",
     "latest_version",
     "lock_workspace",

@@ -16,11 +16,14 @@ from typing import Literal
 
 import asyncpg
 
-from bot_memory.records import RecallRow, content_hash, source_id
+from bot_memory.records import MemoryRecord, RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
+from bot_memory.storage.claims import Tickets
+from bot_memory.storage.commits import Commits
 from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
+from bot_memory.storage.planning import Planning
 from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
@@ -31,12 +34,15 @@ from bot_memory.storage.statements import (
     closing_args,
     ledger_values,
 )
+from bot_memory.storage.workers import Workers
 from bot_memory.storage.workspace import (
+    RECORD_COLUMNS,
     Limits,
     WorkspaceTx,
     WorkspaceView,
     locked_workspace,
     read_workspace,
+    record_from_row,
     workspace_transaction,
 )
 from bot_memory.terms import record_vector, text_vector
@@ -145,9 +151,33 @@ class Store:
     def __init__(self, pool: Handle, *, limits: Limits | None = None) -> None:
         self.pool = pool
         self.limits = limits or Limits()
-        self.jobs = Jobs(pool)
-        self.ledger = Ledger(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
+
+    # --- the areas, each on what this store runs on -----------------------------------------
+
+    @property
+    def jobs(self) -> Jobs:
+        return Jobs(self.pool)
+
+    @property
+    def ledger(self) -> Ledger:
+        return Ledger(self.pool)
+
+    @property
+    def commits(self) -> Commits:
+        return Commits(self.pool, self.limits)
+
+    @property
+    def planning(self) -> Planning:
+        return Planning(self.pool)
+
+    @property
+    def tickets(self) -> Tickets:
+        return Tickets(self.pool)
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self.pool)
 
     async def _ensure_workspace(self, workspace: str) -> None:
         """Ingress creates workspaces (nothing else does): once per workspace and process."""
@@ -727,6 +757,38 @@ class Store:
             )
             filled += len(messages)
         return filled
+
+    async def current_records(
+        self, workspace: str, scope_key: str, at: datetime, *, limit: int
+    ) -> list[MemoryRecord]:
+        """A scope's records that hold at `at` (valid, available, not replaced), newest first,
+        without their sources."""
+        rows = await self.pool.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE r.workspace_id = $1"
+            " AND r.scope_key = $2"
+            " AND r.valid AND r.replaced_by IS NULL"
+            " AND (r.available_until IS NULL OR r.available_until > $3)"
+            " ORDER BY r.created_at DESC, r.id DESC LIMIT $4",
+            workspace,
+            scope_key,
+            at,
+            limit,
+        )
+        return [record_from_row(r) for r in rows]
+
+    async def current_of(self, workspace: str, ids: list[str], at: datetime) -> list[MemoryRecord]:
+        """Those of these records that hold at `at` (valid, available, not replaced), newest
+        first, without their sources."""
+        rows = await self.pool.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM memory_records r"
+            " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
+            " AND (r.available_until IS NULL OR r.available_until > $3)"
+            " AND r.replaced_by IS NULL ORDER BY r.created_at DESC, r.id DESC",
+            workspace,
+            ids,
+            at,
+        )
+        return [record_from_row(r) for r in rows]
 
     # --- recall -------------------------------------------------------------------------------
 

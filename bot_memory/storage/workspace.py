@@ -31,6 +31,7 @@ from bot_memory.records import (
 from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle, connection
 from bot_memory.storage.jobs import Jobs
+from bot_memory.storage.planning import Planning
 from bot_memory.terms import record_vector
 
 
@@ -185,6 +186,11 @@ class WorkspaceTx:
     def jobs(self) -> Jobs:
         """The job rows, inside this transaction (after the workspace row: the lock order)."""
         return Jobs(self.conn)
+
+    @property
+    def planning(self) -> Planning:
+        """The planner's reads and the scopes' wake-ups, inside this transaction."""
+        return Planning(self.conn)
 
     async def lock(self, *, create: bool = False, scope_key: str | None = None) -> None:
         """Lock the workspace row FOR NO KEY UPDATE and read `scope_key`'s state in the same

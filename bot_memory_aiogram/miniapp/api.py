@@ -45,7 +45,7 @@ from bot_memory.records import MemoryRecord
 from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
-from bot_memory.storage import WorkspaceGone, claim_once, is_connection_error
+from bot_memory.storage import WorkspaceGone, is_connection_error
 from bot_memory_aiogram import display
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
@@ -591,8 +591,8 @@ class MiniAppApi:
             if operator.may_take(r, scope, ticket.user_id) and await gate.readable(record_view(r))
         ]
         # Claimed last: a download that failed before this (the database away) may be retried.
-        if not await claim_once(
-            self.memory.store.pool, ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
+        if not await self.memory.store.tickets.claim_once(
+            ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
         ):
             raise Refusal(410, "link_used", "page-error-link-used")
         log.info("memory.miniapp_export", scope=scope.key, records=len(lines), bearer=ticket.bearer)
