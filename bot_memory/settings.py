@@ -1,7 +1,9 @@
-"""Every limit of the spec, as one settings class.
+"""Every limit memory keeps (idle window, batch and index sizes, retries, retention, budgets),
+as one settings class.
 
-Each field's default is the spec's number; each is read from BOT_MEMORY_<NAME>. Connection
-settings that hosts already know by their usual names (DATABASE_URL, LLM_*) keep those names.
+Each field's default is what memory does out of the box (docs/configuration.md is generated
+from this file); each is read from BOT_MEMORY_<NAME>. Connection settings that hosts already
+know by their usual names (DATABASE_URL, LLM_*) keep those names.
 A settings file named by BOT_MEMORY_SETTINGS is read below the environment (settings_file.py),
 so a bot and its `bot-memory worker` can share one.
 """

@@ -5,9 +5,11 @@ them, how to finish.
     messages = [*await turn.context_messages(), *your_history, turn.user_message()]
     ... model call with tools=turn.tools; for each tool call: await turn.execute(call) ...
 
-The memory block is frozen when the turn starts (the spec's "frozen for a running request"), but
-every time it is asked for again it drops records that were forgotten, invalidated or made
-unreadable meanwhile, and every tool call rechecks access and availability.
+The memory block is frozen when the turn starts: a request is given its records once, and they
+are stored with it, because its answer depends on their sources (retention and erasure reach
+the answer through them); a record made while it runs does not join the block. Every time the
+block is asked for again it drops records that were forgotten, invalidated or made unreadable
+meanwhile, and every tool call rechecks access and availability.
 """
 
 from __future__ import annotations

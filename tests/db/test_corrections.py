@@ -1,4 +1,4 @@
-"""Corrections replace (issue 26, item 3): an extraction that names, in `replaces`, an existing
+"""Corrections replace: an extraction that names, in `replaces`, an existing
 record its batch corrects makes that record replaced. A replaced record is no longer recalled
 (directory, index, matches), searched (query_memories) or consolidated; it stays, marked, on
 the /memory screen until pruned or forgotten, and forgetting the newer record does not bring

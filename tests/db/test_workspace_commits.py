@@ -485,7 +485,7 @@ async def test_an_extraction_whose_source_changed_during_the_call_stops_at_commi
     assert (await view(memory)).valid_records(SCOPE.key) == []
 
 
-# --- rules written twice (issue 24) ----------------------------------------------------------
+# --- one home per rule: what the server decides, the application does not decide again ------
 
 
 async def test_the_worker_prunes_the_inactive_and_the_unavailable(settings: MemorySettings) -> None:
