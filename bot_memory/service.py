@@ -124,13 +124,7 @@ class Memory:
         metrics = Metrics(enabled=settings.metrics_enabled)
         metrics.watch_pools({"main": db.pool, "worker": db.worker_pool})
         metrics.watch_counter("redactions", redacted_spans)
-        limits = Limits(
-            directory_max=settings.pending_directory_max,
-            max_records=settings.workspace_max_records,
-            max_share=settings.scope_max_share,
-            inactive_days=settings.inactive_prune_days,
-            consolidation_max_candidates=settings.consolidation_max_candidates,
-        )
+        limits = Limits.from_settings(settings)
         store = Store(db.pool, limits=limits)
         await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
         await rebuild_missing_recall(db.pool, limits)
