@@ -118,13 +118,7 @@ class Memory:
         metrics = Metrics(enabled=settings.metrics_enabled)
         db.watch_pools(metrics)
         metrics.watch_counter("redactions", redacted_spans)
-        limits = Limits(
-            directory_max=settings.pending_directory_max,
-            max_records=settings.workspace_max_records,
-            max_share=settings.scope_max_share,
-            inactive_days=settings.inactive_prune_days,
-            consolidation_max_candidates=settings.consolidation_max_candidates,
-        )
+        limits = Limits.from_settings(settings)
         store = db.store(limits)
         await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
         await rebuild_missing_recall(db.pool, limits)

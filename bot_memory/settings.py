@@ -117,7 +117,7 @@ class MemorySettings(BaseSettings):
     recall_matches_max_records: int = 4
     # The whole recalled block, matches included: matches are added only while it fits.
     recall_block_max_bytes: int = 6_000
-    query_max_results: int = 12
+    query_max_results: int = Field(default=12, ge=1)
     query_max_source_ids: int = 20
     agent_history_messages: int = 10  # ordinary conversation context beside the index
     agent_max_tool_rounds: int = 4

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot_memory.agent.tools import TOOLS, ToolContext
+from bot_memory.agent.tools import ToolContext
 from bot_memory.framing import data_json
 from bot_memory.models import Usage
 from bot_memory.redaction import redact_value
@@ -65,8 +65,8 @@ class Turn:
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """The memory tools in OpenAI function-calling format."""
-        return TOOLS
+        """The memory tools in OpenAI function-calling format (bounded by the settings)."""
+        return self.memory.tools.schemas
 
     async def current_recall(self, now: datetime | None = None) -> RecallContext:
         """The frozen recall minus what became unavailable while the request ran."""

@@ -321,14 +321,7 @@ async def run_retry(args: argparse.Namespace, db: Database) -> int:
 
 
 def _limits() -> Limits:
-    settings = MemorySettings()
-    return Limits(
-        directory_max=settings.pending_directory_max,
-        max_records=settings.workspace_max_records,
-        max_share=settings.scope_max_share,
-        inactive_days=settings.inactive_prune_days,
-        consolidation_max_candidates=settings.consolidation_max_candidates,
-    )
+    return Limits.from_settings(MemorySettings())
 
 
 def parser() -> argparse.ArgumentParser:

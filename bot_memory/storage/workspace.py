@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ from bot_memory.records import (
     SourceRef,
 )
 from bot_memory.scopes import Scope
+from bot_memory.settings import MemorySettings
 from bot_memory.storage.handle import Handle, connection
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.planning import Planning
@@ -43,13 +44,26 @@ class _Undo(Exception):
     """Raised inside the transaction to roll it back (see WorkspaceTx.undo)."""
 
 
+def _setting(name: str) -> Any:
+    """A limit that is the setting `name`: its default is the setting's, and
+    Limits.from_settings reads it."""
+    return field(default=MemorySettings.model_fields[name].default, metadata={"setting": name})
+
+
 @dataclass(frozen=True)
 class Limits:
-    directory_max: int = 8
-    max_records: int = 256
-    max_share: float = 0.5  # of max_records, per scope or speaker, while the cap evicts
-    inactive_days: int = 30
-    consolidation_max_candidates: int = 48
+    """The settings storage keeps to; `Limits()` is their defaults."""
+
+    directory_max: int = _setting("pending_directory_max")
+    max_records: int = _setting("workspace_max_records")
+    # Of max_records, per scope or speaker, while the cap evicts.
+    max_share: float = _setting("scope_max_share")
+    inactive_days: int = _setting("inactive_prune_days")
+    consolidation_max_candidates: int = _setting("consolidation_max_candidates")
+
+    @classmethod
+    def from_settings(cls, settings: MemorySettings) -> Limits:
+        return cls(**{f.name: getattr(settings, f.metadata["setting"]) for f in fields(cls)})
 
 
 # A record as `record_from_row` reads it, from `memory_records r`: its columns, and its sources
