@@ -40,7 +40,6 @@ from bot_memory.retrieval import (
     RecallContext,
     denied,
     entry_view,
-    find_matches,
     render,
     unreadable_entries,
 )
@@ -640,8 +639,7 @@ class Memory:
         most = self.settings.recall_matches_max_records
         if most <= 0:
             return recalled
-        standing, found = await find_matches(
-            self.store.pool,
+        standing, found = await self.store.search.matches(
             scope,
             query=message,
             now=now,

@@ -26,7 +26,6 @@ from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel
 from bot_memory.records import MemoryRecord, message_id_of, source_id
-from bot_memory.retrieval import find_excerpts, find_records
 from bot_memory.settings import MemorySettings
 from bot_memory.storage import SourceMessage, Store, UsageEntry, WorkspaceGone
 
@@ -318,8 +317,7 @@ class ToolExecutor:
             found: list[MemoryRecord] = []
             offset = 0
             while len(found) < limit:
-                standing, page = await find_records(
-                    tx.conn,
+                standing, page = await tx.search.records(
                     scope,
                     query=args.query,
                     record_id=args.id,
@@ -344,9 +342,9 @@ class ToolExecutor:
             cited = [sid for r in found for sid in shown[r.id]]
             ids = [r.id for r in found]
             if found:
-                await self._store.given(ctx.source, ids, cited, now, conn=tx.conn, usage=usage)
+                await self._store.given(ctx.source, ids, cited, now, within=tx, usage=usage)
             else:
-                await self._store.record_usage(usage, conn=tx.conn)
+                await self._store.record_usage(usage, within=tx)
         results = [
             {
                 "id": r.id,
@@ -372,13 +370,7 @@ class ToolExecutor:
         if request is None or request.action != action:
             return {"error": f"the current message is not a direct {args.action} request"}
         who = await self.gate_for(ctx).membership()  # now, and again on every replay
-        first = await self._store.pool.fetchval(
-            "SELECT result FROM tool_calls WHERE workspace_id = $1 AND request_id = $2"
-            " AND call_id = $3",
-            source.scope.workspace,
-            source.request_id,
-            call_id,
-        )
+        first = await self._store.tool_result(source, call_id)
         if first is not None:
             if not who.member or (
                 action in ("enable", "disable")
@@ -386,7 +378,7 @@ class ToolExecutor:
             ):
                 self._refused(ctx, args.action, "not_allowed on replay", who.reason)
                 return {"action": args.action, "outcome": "not_allowed", "memory_ids": []}
-            return {**json.loads(first), "replayed": True}
+            return {**first, "replayed": True}
 
         async def act(standing: Membership) -> control.ControlResult:
             return await control.apply(
@@ -403,14 +395,7 @@ class ToolExecutor:
         if result.outcome in _REFUSALS:
             self._refused(ctx, args.action, result.outcome, who.reason)
         answer = {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}
-        await self._store.pool.execute(
-            "INSERT INTO tool_calls (workspace_id, request_id, call_id, name, result)"
-            " VALUES ($1, $2, $3, 'manage_memory', $4::jsonb) ON CONFLICT DO NOTHING",
-            source.scope.workspace,
-            source.request_id,
-            call_id,
-            json.dumps(answer),
-        )
+        await self._store.keep_tool_result(source, call_id, "manage_memory", answer)
         return answer
 
     def _refused(self, ctx: ToolContext, action: str, outcome: str, standing: str) -> None:
@@ -430,22 +415,16 @@ class ToolExecutor:
             return refused
         source = ctx.source
         scope = source.scope
-        switches = await self._store.pool.fetchrow(
-            "SELECT enabled, suspended FROM memory_scopes WHERE workspace_id = $1"
-            " AND scope_key = $2",
-            scope.workspace,
-            scope.key,
-        )
-        if switches is not None and switches["suspended"]:
+        switches = await self._store.switches(scope)
+        if switches is not None and switches.suspended:
             return {"error": "memory is unavailable in this chat", "excerpts": []}
-        if switches is not None and not switches["enabled"]:
+        if switches is not None and not switches.enabled:
             # Memory off covers the chat's stored words too, as it covers its memories.
             return {"error": "memory is turned off in this chat", "excerpts": []}
         limit = args.limit  # bounded by query_max_results
         gate = self.gate_for(ctx)
         async with self._store.locked(scope.workspace) as tx:  # as in _query: erasure sees it
-            rows, ranked = await find_excerpts(
-                tx.conn,
+            rows, ranked = await tx.search.excerpts(
                 scope,
                 current_message_id=source.message_id,
                 around=[m for m in (message_id_of(s) for s in args.source_ids) if m is not None],
@@ -456,28 +435,28 @@ class ToolExecutor:
             for row in rows:
                 view = ItemView(
                     kind="message",
-                    id=source_id(row["id"]),
+                    id=source_id(row.id),
                     scope_key=scope.key,
-                    speaker_ids=[row["speaker_id"]],
-                    thread_ids=[row["thread_id"]],
+                    speaker_ids=[row.speaker_id],
+                    thread_ids=[row.thread_id],
                 )
                 if not await gate.readable(view):
                     continue
-                text = row["text"]
+                text = row.text
                 excerpts.append(
                     {
                         "source_id": view.id,
-                        "role": row["role"],
-                        "speaker_id": row["speaker_id"],
-                        "thread_id": row["thread_id"],
-                        "date": row["sent_at"].isoformat(timespec="seconds"),
+                        "role": row.role,
+                        "speaker_id": row.speaker_id,
+                        "thread_id": row.thread_id,
+                        "date": row.sent_at.isoformat(timespec="seconds"),
                         "text": text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…",
                     }
                 )
             excerpts = excerpts[:limit] if ranked else excerpts[-limit:]  # the best, or newest
             if excerpts:
                 await self._store.add_citations(
-                    source, [e["source_id"] for e in excerpts], [], conn=tx.conn
+                    source, [str(e["source_id"]) for e in excerpts], [], within=tx
                 )
         return {"excerpts": excerpts}
 

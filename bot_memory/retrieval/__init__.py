@@ -1,13 +1,12 @@
 """Retrieval: what memory gives back. `recall` (the compact index every request carries, with
 the records that match its message),
-`find` (what the read tools and the memory screens find, in SQL).
+what the read tools and the memory screens find is storage's (`Store.search`).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
 
 from __future__ import annotations
 
-from bot_memory.retrieval.find import find_excerpts, find_matches, find_records
 from bot_memory.retrieval.recall import (
     RecallContext,
     denied,
@@ -20,9 +19,6 @@ __all__ = [
     "RecallContext",
     "denied",
     "entry_view",
-    "find_excerpts",
-    "find_matches",
-    "find_records",
     "render",
     "unreadable_entries",
 ]

@@ -27,6 +27,8 @@ from bot_memory.storage.database import (
 )
 from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
+from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
+from bot_memory.storage.search import Excerpt, Search
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -38,8 +40,6 @@ from bot_memory.storage.store import (
     schedule_scope,
 )
 from bot_memory.storage.workspace import (
-    RECORD_COLUMNS,
-    RECORD_SOURCES,
     Limits,
     WorkspaceGone,
     WorkspaceTx,
@@ -48,8 +48,6 @@ from bot_memory.storage.workspace import (
     read_workspace,
     rebuild_missing_recall,
     recall_limits,
-    record_from_row,
-    scope_from_row,
     stop_jobs_touching,
 )
 
@@ -66,6 +64,7 @@ __all__ = [
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
     "EmbeddedPostgres",
+    "Excerpt",
     "Job",
     "Jobs",
     "Ledger",
@@ -73,6 +72,7 @@ __all__ = [
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
+    "Search",
     "ServerTooOld",
     "Snapshot",
     "SnapshotSource",

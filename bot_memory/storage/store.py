@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 import asyncpg
 
@@ -24,6 +24,8 @@ from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
 from bot_memory.storage.planning import Planning
+from bot_memory.storage.rows import RECORD_COLUMNS, record_from_row
+from bot_memory.storage.search import Search
 from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
@@ -36,13 +38,11 @@ from bot_memory.storage.statements import (
 )
 from bot_memory.storage.workers import Workers
 from bot_memory.storage.workspace import (
-    RECORD_COLUMNS,
     Limits,
     WorkspaceTx,
     WorkspaceView,
     locked_workspace,
     read_workspace,
-    record_from_row,
     workspace_transaction,
 )
 from bot_memory.terms import record_vector, text_vector
@@ -134,6 +134,12 @@ class ScopeSummary:
 
 
 @dataclass(frozen=True)
+class Switches:
+    enabled: bool  # memory on in the scope
+    suspended: bool  # the bot left the chat
+
+
+@dataclass(frozen=True)
 class ChatInfo:
     bot_id: int
     chat_id: int
@@ -170,6 +176,10 @@ class Store:
     @property
     def planning(self) -> Planning:
         return Planning(self.pool)
+
+    @property
+    def search(self) -> Search:
+        return Search(self.pool)
 
     @property
     def tickets(self) -> Tickets:
@@ -521,10 +531,10 @@ class Store:
         source_ids: list[str],
         memory_ids: list[str],
         *,
-        conn: asyncpg.Connection | None = None,
+        within: WorkspaceTx | None = None,
     ) -> None:
         """Returned sources enter the request's citation set; returned records count as given."""
-        await (conn or self.pool).execute(
+        await (within.conn if within else self.pool).execute(
             "UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
             "citation_source_ids || $3::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
             " unnest(recall_memory_ids || $4::text[])) WHERE workspace_id = $1 AND id = $2",
@@ -580,11 +590,34 @@ class Store:
         )
         return {r["id"]: r["telegram_message_id"] for r in rows}
 
+    async def tool_result(self, source: SourceMessage, call_id: str) -> dict[str, Any] | None:
+        """What a tool call of this request returned the first time (None: not made yet)."""
+        raw = await self.pool.fetchval(
+            "SELECT result FROM tool_calls WHERE workspace_id = $1 AND request_id = $2"
+            " AND call_id = $3",
+            source.scope.workspace,
+            source.request_id,
+            call_id,
+        )
+        return None if raw is None else dict(json.loads(raw))
+
+    async def keep_tool_result(
+        self, source: SourceMessage, call_id: str, name: str, result: dict[str, Any]
+    ) -> None:
+        """The first result of a tool call, returned again when the call is replayed."""
+        await self.pool.execute(
+            "INSERT INTO tool_calls (workspace_id, request_id, call_id, name, result)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT DO NOTHING",
+            source.scope.workspace,
+            source.request_id,
+            call_id,
+            name,
+            json.dumps(result),
+        )
+
     # --- usage and budgets --------------------------------------------------------------------
 
-    async def record_usage(
-        self, entry: UsageEntry, *, conn: asyncpg.Connection | None = None
-    ) -> bool:
+    async def record_usage(self, entry: UsageEntry, *, within: WorkspaceTx | None = None) -> bool:
         """Append to the ledger and charge the request and workspace; False if a replay.
         (Billed model calls go through ledger.py's attempts; this is for tool calls and
         a host's own calls, recorded after the fact.)"""
@@ -613,8 +646,8 @@ class Store:
                 )
                 return True
 
-        if conn is not None:
-            return await write(conn)
+        if within is not None:
+            return await write(within.conn)
         async with connection(self.pool) as c:
             return await write(c)
 
@@ -688,12 +721,12 @@ class Store:
         source_ids: list[str],
         now: datetime,
         *,
-        conn: asyncpg.Connection | None = None,
+        within: WorkspaceTx | None = None,
         usage: UsageEntry | None = None,
     ) -> None:
         """Records a tool returned: they count as used (retention), as given to the request,
         and their sources enter its citation set (in the transaction that read them, when
-        given: an erasure then sees the citation, or the read does not see the record).
+        `within`: an erasure then sees the citation, or the read does not see the record).
         `usage`: the tool call's line in the ledger (nothing charged), in the same statement."""
         args: tuple[object, ...] = (
             source.scope.workspace,
@@ -708,7 +741,7 @@ class Store:
                 raise ValueError("only an uncharged line of this request rides along")
             statement = GIVEN_AND_NOTED
             args += ledger_values(usage)
-        await (conn or self.pool).execute(statement, *args)
+        await (within.conn if within else self.pool).execute(statement, *args)
 
     async def prunable_workspaces(
         self, unused_since: datetime, now: datetime, *, limit: int = 200
@@ -789,6 +822,16 @@ class Store:
             at,
         )
         return [record_from_row(r) for r in rows]
+
+    async def switches(self, scope: Scope) -> Switches | None:
+        """The scope's switches (None: nothing stored for it yet)."""
+        row = await self.pool.fetchrow(
+            "SELECT enabled, suspended FROM memory_scopes WHERE workspace_id = $1"
+            " AND scope_key = $2",
+            scope.workspace,
+            scope.key,
+        )
+        return None if row is None else Switches(row["enabled"], row["suspended"])
 
     # --- recall -------------------------------------------------------------------------------
 

@@ -42,7 +42,6 @@ from bot_memory.control import (
 )
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
-from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.storage import WorkspaceGone, is_connection_error
@@ -333,8 +332,7 @@ class MiniAppApi:
         (`find_records`), filtered by the host's read grants."""
         store = self.memory.store
         if self.memory.access.can_read is None:
-            standing, found = await find_records(
-                store.pool,
+            standing, found = await store.search.records(
                 c.scope,
                 query=query,
                 record_id=None,
@@ -345,8 +343,7 @@ class MiniAppApi:
                 replaced=True,  # shown, marked, until pruned or forgotten
             )
             return standing, found[:limit], len(found) > limit
-        standing, every = await find_records(
-            store.pool,
+        standing, every = await store.search.records(
             c.scope,
             query=query,
             record_id=None,
@@ -414,8 +411,7 @@ class MiniAppApi:
         if len(ids) > self.settings.miniapp_max_selection:
             raise Refusal(400, "too_many", "page-error-request")
         for rid in ids:
-            _, found = await find_records(
-                self.memory.store.pool,
+            _, found = await self.memory.store.search.records(
                 c.scope,
                 query=None,
                 record_id=rid,
@@ -575,8 +571,7 @@ class MiniAppApi:
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
         if not (await gate.membership(fresh=True)).member:
             raise Refusal(403, "not_member", "memory-not-member")
-        _, every = await find_records(
-            self.memory.store.pool,
+        _, every = await self.memory.store.search.records(
             scope,
             query=None,
             record_id=None,

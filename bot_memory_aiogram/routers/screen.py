@@ -27,7 +27,6 @@ from bot_memory.control import acting, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
-from bot_memory.retrieval import find_records
 from bot_memory.service import Memory
 from bot_memory.storage import ScopeSummary
 from bot_memory_aiogram import display
@@ -166,8 +165,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         if memory.access.can_read is None:
             pages = max(1, -(-summary.records // PAGE))
             page = min(max(page, 0), pages - 1)
-            _, records = await find_records(
-                memory.store.pool,
+            _, records = await memory.store.search.records(
                 scope,
                 query=None,
                 record_id=None,
@@ -178,8 +176,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
                 replaced=True,  # shown, marked, until pruned or forgotten
             )
         else:  # the host's read grants: list only what the one acting may read
-            _, every = await find_records(
-                memory.store.pool,
+            _, every = await memory.store.search.records(
                 scope,
                 query=None,
                 record_id=None,
@@ -222,8 +219,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         for rid in sorted({r.replaced_by for r in records if r.replaced_by}):
             newer = (on_page if known is None else known).get(rid)
             if newer is None and known is None:
-                _, hits = await find_records(
-                    memory.store.pool,
+                _, hits = await memory.store.search.records(
                     gate.scope,
                     query=None,
                     record_id=rid,
@@ -313,8 +309,7 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
             await query.answer(spend, show_alert=True)
             return None
         if act in ("a", "f"):
-            _, found = await find_records(
-                memory.store.pool,
+            _, found = await memory.store.search.records(
                 scope,
                 query=None,
                 record_id=callback_data.rid,

@@ -525,7 +525,6 @@ async def test_every_read_of_a_record_gives_the_same_record(memory: Memory) -> N
     own sources first. (find_records had its own columns, its sources in another order than
     the workspace's reads: this test failed on them.)"""
     from bot_memory.records import MemoryRecord, SourceRef
-    from bot_memory.retrieval.find import find_records
 
     await said(memory, "hello")  # the workspace and its scope
     record = MemoryRecord(
@@ -549,8 +548,8 @@ async def test_every_read_of_a_record_gives_the_same_record(memory: Memory) -> N
     async with memory.store.locked("test") as tx:
         await tx.add_record(record, NOW)
     by_workspace = (await view(memory)).records[record.id]
-    _, found = await find_records(
-        memory.store.pool, SCOPE, query=None, record_id=record.id, now=NOW, limit=1
+    _, found = await memory.store.search.records(
+        SCOPE, query=None, record_id=record.id, now=NOW, limit=1
     )
     raw = await memory.store.pool.fetchval("SELECT bm_records_json('test', ARRAY[$1])", record.id)
     by_server = MemoryRecord.model_validate(json.loads(raw)[0])
