@@ -3,9 +3,9 @@
 (conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `claims` (single-use tickets), `handle` (what an area's
-statements run on), `schema.sql` (the schema and every server function as they are now) and
-`migrations/` (its history).
+`ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
+erase), `claims` (single-use tickets), `handle` (what an area's statements run on), `schema.sql`
+(the schema and every server function as they are now) and `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -25,6 +25,7 @@ from bot_memory.storage.database import (
     latest_version,
     migrate,
 )
+from bot_memory.storage.erasure import Erasure, SweepReport
 from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
 from bot_memory.storage.store import (
@@ -65,6 +66,7 @@ __all__ = [
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
     "EmbeddedPostgres",
+    "Erasure",
     "Job",
     "Jobs",
     "Ledger",
@@ -78,6 +80,7 @@ __all__ = [
     "SourceMessage",
     "StopKind",
     "Store",
+    "SweepReport",
     "UsageEntry",
     "WorkspaceGone",
     "WorkspaceTx",

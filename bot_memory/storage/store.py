@@ -18,6 +18,7 @@ import asyncpg
 
 from bot_memory.records import RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
+from bot_memory.storage.erasure import Erasure
 from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
@@ -147,6 +148,7 @@ class Store:
         self.limits = limits or Limits()
         self.jobs = Jobs(pool)
         self.ledger = Ledger(pool)
+        self.erasure = Erasure(pool, self.limits)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
 
     async def _ensure_workspace(self, workspace: str) -> None:

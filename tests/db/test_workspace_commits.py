@@ -24,7 +24,7 @@ from bot_memory.retention.sweeps import expire_due, shorten
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import Job
+from bot_memory.storage import Erasure, Job
 from bot_memory.storage.store import SourceMessage
 from tests.support.helpers import view
 from tests.support.statement_log import CountingPool
@@ -46,6 +46,8 @@ def counted(memory: Memory) -> CountingPool:
     """The store's pool, its statements noted (the worker's pool is left as it is)."""
     counting = CountingPool(memory.store.pool)
     memory.store.pool = counting  # type: ignore[assignment]
+    # An area keeps the pool it was made with: the erasures' is made again on this one.
+    memory.store.erasure = Erasure(counting, memory.store.limits)  # type: ignore[arg-type]
     return counting
 
 

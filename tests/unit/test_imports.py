@@ -367,7 +367,6 @@ STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.pipeline.inputs": 3,
     "bot_memory.pipeline.priority": 6,
     "bot_memory.pipeline.worker": 9,
-    "bot_memory.retention.sweeps": 35,
     "bot_memory.retention.verify": 5,
     "bot_memory.retrieval.find": 10,
     "bot_memory.service": 29,
