@@ -389,10 +389,9 @@ class Memory:
         after: After = "erase",
     ) -> list[Trace]:
         """Every place in the workspace a text or source ID still appears (retention.verify)."""
-        async with self.store.pool.acquire() as conn:
-            return await find_traces(
-                conn, workspace, texts=texts, source_ids=source_ids, after=after
-            )
+        return await find_traces(
+            self.store, workspace, texts=texts, source_ids=source_ids, after=after
+        )
 
     async def remove_messages(
         self, chat_id: int, message_ids: list[int], *, bot_id: int | None = None

@@ -4,8 +4,9 @@
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
 `ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
-erase), `claims` (single-use tickets), `handle` (what an area's statements run on), `schema.sql`
-(the schema and every server function as they are now) and `migrations/` (its history).
+erase), `traces` (where a text or source ID still appears), `claims` (single-use tickets),
+`handle` (what an area's statements run on), `schema.sql` (the schema and every server function
+as they are now) and `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -38,6 +39,7 @@ from bot_memory.storage.store import (
     UsageEntry,
     schedule_scope,
 )
+from bot_memory.storage.traces import Occurrence, Traces
 from bot_memory.storage.workspace import (
     RECORD_COLUMNS,
     RECORD_SOURCES,
@@ -71,6 +73,7 @@ __all__ = [
     "Jobs",
     "Ledger",
     "Limits",
+    "Occurrence",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
@@ -81,6 +84,7 @@ __all__ = [
     "StopKind",
     "Store",
     "SweepReport",
+    "Traces",
     "UsageEntry",
     "WorkspaceGone",
     "WorkspaceTx",
