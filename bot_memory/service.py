@@ -131,7 +131,7 @@ class Memory:
             consolidation_max_candidates=settings.consolidation_max_candidates,
         )
         store = Store(db.pool, limits=limits)
-        await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
+        await tenancy.adopt_legacy(store, single_workspace=settings.workspace)
         await rebuild_missing_recall(db.pool, limits)
         model = model or build_model(settings)
         access = Access(
@@ -340,17 +340,16 @@ class Memory:
     ) -> tenancy.MoveReport:
         """A group became a supergroup: its memory moves to the new chat ID, in one
         transaction. Idempotent (both service messages may arrive)."""
-        async with self.store.pool.acquire() as conn, conn.transaction():
+        async with self.store.atomic() as tx:
             report = await tenancy.move_chat(
-                conn,
+                tx,
                 bot_id=bot_id,
                 old_chat_id=old_chat_id,
                 new_chat_id=new_chat_id,
                 old_workspace=old_workspace,
                 new_workspace=new_workspace,
-                limits=self.store.limits,
             )
-            await conn.execute(
+            await tx.pool.execute(
                 "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
                 bot_id,
                 old_chat_id,

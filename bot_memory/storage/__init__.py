@@ -4,9 +4,10 @@
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
 `ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
-erase), `traces` (where a text or source ID still appears), `claims` (single-use tickets),
-`handle` (what an area's statements run on), `schema.sql` (the schema and every server function
-as they are now) and `migrations/` (its history).
+erase), `tenancy` (moving a chat's rows between keys), `traces` (where a text or source ID still
+appears), `claims` (single-use tickets), `handle` (what an area's statements run on),
+`schema.sql` (the schema and every server function as they are now) and `migrations/` (its
+history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -39,6 +40,7 @@ from bot_memory.storage.store import (
     UsageEntry,
     schedule_scope,
 )
+from bot_memory.storage.tenancy import MoveReport, Tenancy
 from bot_memory.storage.traces import Occurrence, Traces
 from bot_memory.storage.workspace import (
     RECORD_COLUMNS,
@@ -73,6 +75,7 @@ __all__ = [
     "Jobs",
     "Ledger",
     "Limits",
+    "MoveReport",
     "Occurrence",
     "RequestStatus",
     "SchemaBehind",
@@ -84,6 +87,7 @@ __all__ = [
     "StopKind",
     "Store",
     "SweepReport",
+    "Tenancy",
     "Traces",
     "UsageEntry",
     "WorkspaceGone",

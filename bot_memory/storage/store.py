@@ -32,6 +32,7 @@ from bot_memory.storage.statements import (
     closing_args,
     ledger_values,
 )
+from bot_memory.storage.tenancy import Tenancy
 from bot_memory.storage.traces import Traces
 from bot_memory.storage.workspace import (
     Limits,
@@ -150,6 +151,7 @@ class Store:
         self.jobs = Jobs(pool)
         self.ledger = Ledger(pool)
         self.erasure = Erasure(pool, self.limits)
+        self.tenancy = Tenancy(pool, self.limits)
         self.traces = Traces(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
 
