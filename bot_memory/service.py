@@ -119,7 +119,7 @@ class Memory:
         metrics.watch_counter("redactions", redacted_spans)
         limits = Limits.from_settings(settings)
         store = db.store(limits)
-        await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
+        await tenancy.adopt_legacy(store, single_workspace=settings.workspace)
         await rebuild_missing_recall(db.pool, limits)
         model = model or build_model(settings)
         access = Access(
@@ -327,17 +327,16 @@ class Memory:
     ) -> tenancy.MoveReport:
         """A group became a supergroup: its memory moves to the new chat ID, in one
         transaction. Idempotent (both service messages may arrive)."""
-        async with self.store.pool.acquire() as conn, conn.transaction():
+        async with self.store.atomic() as tx:
             report = await tenancy.move_chat(
-                conn,
+                tx,
                 bot_id=bot_id,
                 old_chat_id=old_chat_id,
                 new_chat_id=new_chat_id,
                 old_workspace=old_workspace,
                 new_workspace=new_workspace,
-                limits=self.store.limits,
             )
-            await conn.execute(
+            await tx.pool.execute(
                 "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
                 bot_id,
                 old_chat_id,
@@ -376,10 +375,9 @@ class Memory:
         after: After = "erase",
     ) -> list[Trace]:
         """Every place in the workspace a text or source ID still appears (retention.verify)."""
-        async with self.store.pool.acquire() as conn:
-            return await find_traces(
-                conn, workspace, texts=texts, source_ids=source_ids, after=after
-            )
+        return await find_traces(
+            self.store, workspace, texts=texts, source_ids=source_ids, after=after
+        )
 
     async def remove_messages(
         self, chat_id: int, message_ids: list[int], *, bot_id: int | None = None

@@ -77,10 +77,9 @@ def emit(args: argparse.Namespace, rows: list[dict[str, Any]], columns: Sequence
 
 
 async def verify_forgotten(args: argparse.Namespace, db: Database) -> int:
-    async with db.pool.acquire() as conn:
-        traces = await find_traces(
-            conn, args.workspace, texts=args.text, source_ids=args.source, after=args.after
-        )
+    traces = await find_traces(
+        Store(db.pool), args.workspace, texts=args.text, source_ids=args.source, after=args.after
+    )
     rows = [t.as_dict() for t in traces]
     emit(args, rows, ["table", "column", "row", "needle", "expected"])
     unexpected = [t for t in traces if not t.expected]

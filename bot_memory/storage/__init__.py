@@ -3,9 +3,11 @@
 (conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `claims` (single-use tickets), `handle` (what an area's
-statements run on), `schema.sql` (the schema and every server function as they are now) and
-`migrations/` (its history).
+`ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
+erase), `tenancy` (moving a chat's rows between keys), `traces` (where a text or source ID still
+appears), `claims` (single-use tickets), `handle` (what an area's statements run on),
+`schema.sql` (the schema and every server function as they are now) and `migrations/` (its
+history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -25,6 +27,7 @@ from bot_memory.storage.database import (
     latest_version,
     migrate,
 )
+from bot_memory.storage.erasure import Erasure, SweepReport
 from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
 from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
@@ -39,6 +42,8 @@ from bot_memory.storage.store import (
     UsageEntry,
     schedule_scope,
 )
+from bot_memory.storage.tenancy import MoveReport, Tenancy
+from bot_memory.storage.traces import Occurrence, Traces
 from bot_memory.storage.workspace import (
     Limits,
     WorkspaceGone,
@@ -64,11 +69,14 @@ __all__ = [
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
     "EmbeddedPostgres",
+    "Erasure",
     "Excerpt",
     "Job",
     "Jobs",
     "Ledger",
     "Limits",
+    "MoveReport",
+    "Occurrence",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
@@ -79,7 +87,10 @@ __all__ = [
     "SourceMessage",
     "StopKind",
     "Store",
+    "SweepReport",
+    "Tenancy",
     "Tickets",
+    "Traces",
     "UsageEntry",
     "WorkspaceGone",
     "WorkspaceTx",

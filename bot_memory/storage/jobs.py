@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot_memory.models import Pin
 from bot_memory.records import content_hash
+from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle, connection
 
 Phase = Literal["extract", "consolidate", "done", "failed", "stopped"]
@@ -450,6 +452,22 @@ class Jobs:
             jobs = json.loads(jobs)
         lags = [float(v) for v in (row["job_lag"], row["scope_lag"]) if v is not None]
         return Backlog(jobs={k: int(v) for k, v in jobs.items()}, lag_seconds=max([0.0, *lags]))
+
+    async def stop_touching(
+        self, scope: Scope, message_ids: Iterable[int] | None, reason: str
+    ) -> int:
+        """Stop a scope's active jobs that hold these sources (all of them when None), and every
+        consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
+        running one loses ownership and cannot commit. Inside the workspace lock."""
+        ids = None if message_ids is None else sorted(set(message_ids))
+        stopped: int = await self._on.fetchval(
+            "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
+            scope.workspace,
+            scope.key,
+            ids,
+            reason,
+        )
+        return stopped
 
     async def drop_finished(self, before: datetime) -> int:
         """Drop the rows of jobs that finished before then; how many went."""

@@ -20,6 +20,7 @@ from bot_memory.records import MemoryRecord, RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
 from bot_memory.storage.claims import Tickets
 from bot_memory.storage.commits import Commits
+from bot_memory.storage.erasure import Erasure
 from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
@@ -36,6 +37,8 @@ from bot_memory.storage.statements import (
     closing_args,
     ledger_values,
 )
+from bot_memory.storage.tenancy import Tenancy
+from bot_memory.storage.traces import Traces
 from bot_memory.storage.workers import Workers
 from bot_memory.storage.workspace import (
     Limits,
@@ -168,6 +171,18 @@ class Store:
     @property
     def ledger(self) -> Ledger:
         return Ledger(self.pool)
+
+    @property
+    def erasure(self) -> Erasure:
+        return Erasure(self.pool, self.limits)
+
+    @property
+    def tenancy(self) -> Tenancy:
+        return Tenancy(self.pool, self.limits)
+
+    @property
+    def traces(self) -> Traces:
+        return Traces(self.pool)
 
     @property
     def commits(self) -> Commits:

@@ -25,6 +25,7 @@ from bot_memory.records import (
     RECALL_SUMMARY_CHARS,
     MemoryRecord,
     ScopeState,
+    content_hash,
 )
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
@@ -39,7 +40,7 @@ from bot_memory.storage.rows import (
     scope_from_row,
 )
 from bot_memory.storage.search import Search
-from bot_memory.terms import record_vector
+from bot_memory.terms import record_vector, text_vector
 
 
 class WorkspaceGone(RuntimeError):
@@ -231,6 +232,18 @@ class WorkspaceTx:
         """Roll the transaction back on the way out: what it did changes nothing after all."""
         self.undone = True
 
+    async def drop_empty_scopes(self, scope_keys: Iterable[str]) -> int:
+        """Scopes with nothing stored (no records, tombstones or retained messages) and default
+        switches are dropped, so the per-scope rows of a workspace stay bounded."""
+        keys = sorted(scope_keys)
+        if not keys:
+            return 0
+        dropped: list[str] = await self.conn.fetchval(
+            "SELECT bm_drop_empty_scopes($1, $2::text[])", self.workspace, keys
+        )
+        self.discard(*dropped)
+        return len(dropped)
+
     # --- records --------------------------------------------------------------------------
 
     async def _records(self, where: str, *args: Any, sources: bool = True) -> list[MemoryRecord]:
@@ -377,6 +390,58 @@ class WorkspaceTx:
         self.changed = True
         return int(row["added"])
 
+    # --- messages: edits and retention boundaries (retention/sweeps.py decides) -------------
+
+    async def edit_message(
+        self, *, bot_id: int, chat_id: int, telegram_message_id: int, text: str
+    ) -> tuple[int, str] | None:
+        """Keep a recorded message's new text (its hash and search terms with it), if it still
+        has a text and that changed: (message ID, scope key), or None."""
+        row = await self.conn.fetchrow(
+            "UPDATE messages SET text = $5, content_hash = $6, edited_at = now(),"
+            " search = $7::tsvector WHERE workspace_id = $1 AND bot_id = $2"
+            " AND chat_id = $3"
+            " AND telegram_message_id = $4 AND text IS NOT NULL AND content_hash <> $6"
+            " RETURNING id, scope_key",
+            self.workspace,
+            bot_id,
+            chat_id,
+            telegram_message_id,
+            text,
+            content_hash(text),
+            text_vector(text),
+        )
+        return None if row is None else (row["id"], row["scope_key"])
+
+    async def derived_closure(self, message_ids: set[int]) -> set[int]:
+        """These messages and every answer derived from them, and from those, to a fixed point."""
+        # Answers derived from records built on answers: a record's sources include answers, and
+        # an answer's dependencies are the sources of the records it was given.
+        reached: list[int] = await self.conn.fetchval(
+            "SELECT bm_derived_closure($1, $2::bigint[])", self.workspace, sorted(message_ids)
+        )
+        return set(reached)
+
+    async def shorten_retention(self, message_ids: Iterable[int], until: datetime) -> None:
+        """These messages are kept no longer than `until` (never longer than they were)."""
+        await self.conn.execute(
+            "UPDATE messages SET retain_until = least(retain_until, $3) WHERE workspace_id = $1"
+            " AND id = ANY($2::bigint[])",
+            self.workspace,
+            sorted(message_ids),
+            until,
+        )
+
+    async def shorten_availability(self, record_ids: Iterable[str], until: datetime) -> None:
+        """These records are available no longer than `until` (never longer than they were)."""
+        await self.conn.execute(
+            "UPDATE memory_records SET available_until = least(available_until, $3)"
+            " WHERE workspace_id = $1 AND id = ANY($2::text[])",
+            self.workspace,
+            list(record_ids),
+            until,
+        )
+
     # --- writing back ---------------------------------------------------------------------
 
     def write_back(self) -> tuple[str, list[str]]:
@@ -503,15 +568,5 @@ async def rebuild_missing_recall(pool: asyncpg.Pool, limits: Limits) -> int:
 async def stop_jobs_touching(
     conn: asyncpg.Connection, scope: Scope, message_ids: Iterable[int] | None, reason: str
 ) -> int:
-    """Stop a scope's active jobs that hold these sources (all of them when None), and every
-    consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
-    running one loses ownership and cannot commit. Inside the workspace lock."""
-    ids = None if message_ids is None else sorted(set(message_ids))
-    stopped: int = await conn.fetchval(
-        "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
-        scope.workspace,
-        scope.key,
-        ids,
-        reason,
-    )
-    return stopped
+    """`Jobs.stop_touching` on this connection (inside the workspace lock)."""
+    return await Jobs(conn).stop_touching(scope, message_ids, reason)
