@@ -56,8 +56,6 @@ from bot_memory.storage import (
     WorkspaceGone,
     WorkspaceTx,
     is_connection_error,
-    rebuild_missing_recall,
-    stop_jobs_touching,
 )
 from bot_memory.terms import worth_searching
 
@@ -120,7 +118,7 @@ class Memory:
         limits = Limits.from_settings(settings)
         store = db.store(limits)
         await tenancy.adopt_legacy(store, single_workspace=settings.workspace)
-        await rebuild_missing_recall(db.pool, limits)
+        await store.rebuild_missing_recall()
         model = model or build_model(settings)
         access = Access(
             admin_user_ids=settings.admin_user_ids,
@@ -181,9 +179,7 @@ class Memory:
             await self.worker.stop()  # removes its row in worker_ticks when it stops cleanly
         else:  # ticks run directly (a host's or a test's) leave a row too: this is a clean end
             with contextlib.suppress(Exception):
-                await self.store.pool.execute(
-                    "DELETE FROM worker_ticks WHERE worker_id = $1", self.pipeline.worker_id
-                )
+                await self.store.workers.stopped(self.pipeline.worker_id)
         await self.model.aclose()
         await self.db.close()
 
@@ -224,7 +220,7 @@ class Memory:
         started = time.monotonic()
         database: dict[str, Any] = {"ok": False}
         try:
-            await asyncio.wait_for(self.store.pool.fetchval("SELECT 1"), timeout)
+            await asyncio.wait_for(self.store.ping(), timeout)
             database["ok"] = True
         except Exception as exc:
             self.metrics.database_error("health")
@@ -241,19 +237,14 @@ class Memory:
             worker["ok"] = True
         elif database["ok"]:
             try:  # a worker of its own process (bot-memory worker), sharing the database
-                age = await asyncio.wait_for(
-                    self.store.pool.fetchval(
-                        "SELECT extract(epoch FROM now() - max(last_tick_at)) FROM worker_ticks"
-                    ),
-                    timeout,
-                )
+                age = await asyncio.wait_for(self.store.workers.last_tick_age(), timeout)
             except Exception as exc:
                 self.metrics.database_error("health")
                 worker["error"] = type(exc).__name__
             else:
                 if age is not None:
-                    worker["last_tick_age_seconds"] = round(float(age), 3)
-                    worker["ok"] = float(age) <= window
+                    worker["last_tick_age_seconds"] = round(age, 3)
+                    worker["ok"] = age <= window
         ok = bool(database["ok"] and worker["ok"])
         return ok, {"ok": ok, "database": database, "worker": worker}
 
@@ -278,13 +269,7 @@ class Memory:
         await self.store.save_chat(
             bot_id=bot_id, chat_id=chat_id, workspace=workspace, chat_type=chat_type
         )
-        await self.store.pool.execute(
-            "UPDATE chats SET bot_active = $3, updated_at = now() WHERE bot_id = $1"
-            " AND chat_id = $2",
-            bot_id,
-            chat_id,
-            active,
-        )
+        await self.store.set_bot_active(bot_id, chat_id, active)
         if not active:
             self.access.cache.forget_chat(bot_id, chat_id)
         changed = 0
@@ -311,7 +296,7 @@ class Memory:
             tx.save(state)
             changed += 1
             if suspended:
-                await stop_jobs_touching(tx.conn, state.scope, None, "the bot left the chat")
+                await tx.jobs.stop_touching(state.scope, None, "the bot left the chat")
             else:
                 await tx.planning.rearm(tx.workspace, state.key, datetime.now(UTC))
         return changed
@@ -336,12 +321,7 @@ class Memory:
                 old_workspace=old_workspace,
                 new_workspace=new_workspace,
             )
-            await tx.pool.execute(
-                "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
-                bot_id,
-                old_chat_id,
-                new_chat_id,
-            )
+            await tx.chat_migrated(bot_id, old_chat_id, new_chat_id)
         self.access.cache.forget_chat(bot_id, old_chat_id)
         return report
 
@@ -686,14 +666,7 @@ class Memory:
 
     async def still_available(self, scope: Scope, memory_ids: list[str], now: datetime) -> set[str]:
         """Which of these records are valid and retained now (for in-flight rechecks)."""
-        rows = await self.store.pool.fetch(
-            "SELECT id FROM memory_records WHERE workspace_id = $1 AND id = ANY($2::text[])"
-            " AND valid AND (available_until IS NULL OR available_until > $3)",
-            scope.workspace,
-            memory_ids,
-            now,
-        )
-        return {r["id"] for r in rows}
+        return await self.store.available_of(scope.workspace, memory_ids, now)
 
     async def control(
         self,

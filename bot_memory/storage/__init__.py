@@ -30,6 +30,7 @@ from bot_memory.storage.database import (
 from bot_memory.storage.erasure import Erasure, SweepReport
 from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
+from bot_memory.storage.limits import Limits, recall_limits
 from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
 from bot_memory.storage.search import Excerpt, Search
 from bot_memory.storage.store import (
@@ -45,15 +46,11 @@ from bot_memory.storage.store import (
 from bot_memory.storage.tenancy import MoveReport, Tenancy
 from bot_memory.storage.traces import Occurrence, Traces
 from bot_memory.storage.workspace import (
-    Limits,
     WorkspaceGone,
     WorkspaceTx,
     WorkspaceView,
     lock_workspace,
     read_workspace,
-    rebuild_missing_recall,
-    recall_limits,
-    stop_jobs_touching,
 )
 
 __all__ = [
@@ -102,10 +99,8 @@ __all__ = [
     "migrate",
     "money",
     "read_workspace",
-    "rebuild_missing_recall",
     "recall_limits",
     "record_from_row",
     "schedule_scope",
     "scope_from_row",
-    "stop_jobs_touching",
 ]

@@ -22,8 +22,8 @@ from bot_memory.metrics import Metrics
 from bot_memory.settings import MemorySettings
 from bot_memory.storage.gated import GatedPool
 from bot_memory.storage.leftover_server import stop_leftover
+from bot_memory.storage.limits import Limits
 from bot_memory.storage.store import Store
-from bot_memory.storage.workspace import Limits
 
 log = get_logger(__name__)
 

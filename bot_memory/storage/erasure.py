@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot_memory.storage.handle import Handle, transaction
-from bot_memory.storage.workspace import Limits, WorkspaceGone, recall_limits
+from bot_memory.storage.limits import Limits, recall_limits
+from bot_memory.storage.workspace import WorkspaceGone
 
 
 @dataclass

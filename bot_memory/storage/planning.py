@@ -145,6 +145,15 @@ class Planning:
         )
         return None if row is None else (row["id"], row["provider"], row["model"])
 
+    async def newest_request(self, workspace: str, scope_key: str) -> int:
+        """The ID of the scope's newest request (0: none yet)."""
+        found: int = await self._on.fetchval(
+            "SELECT coalesce(max(id), 0) FROM requests WHERE workspace_id = $1 AND scope_key = $2",
+            workspace,
+            scope_key,
+        )
+        return found
+
     async def kept_texts(self, workspace: str, ids: list[int]) -> dict[int, str]:
         """Texts of messages that still have them."""
         rows = await self._on.fetch(

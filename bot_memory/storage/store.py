@@ -24,6 +24,7 @@ from bot_memory.storage.erasure import Erasure
 from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
+from bot_memory.storage.limits import Limits
 from bot_memory.storage.planning import Planning
 from bot_memory.storage.rows import RECORD_COLUMNS, record_from_row
 from bot_memory.storage.search import Search
@@ -41,11 +42,11 @@ from bot_memory.storage.tenancy import Tenancy
 from bot_memory.storage.traces import Traces
 from bot_memory.storage.workers import Workers
 from bot_memory.storage.workspace import (
-    Limits,
     WorkspaceTx,
     WorkspaceView,
     locked_workspace,
     read_workspace,
+    rebuild_missing_recall,
     workspace_transaction,
 )
 from bot_memory.terms import record_vector, text_vector
@@ -242,7 +243,34 @@ class Store:
         async with connection(self.pool) as conn:
             return await read_workspace(conn, workspace)
 
+    async def ping(self) -> None:
+        """The database answers (the health check)."""
+        await self.pool.fetchval("SELECT 1")
+
+    async def rebuild_missing_recall(self) -> int:
+        """Recall rows are derived: scopes with records but no row yet (migrated data) get one."""
+        return await rebuild_missing_recall(self.pool, self.limits)
+
     # --- chats ------------------------------------------------------------------------------
+
+    async def set_bot_active(self, bot_id: int, chat_id: int, active: bool) -> None:
+        """The bot is in the chat (added back), or not (it left or was removed)."""
+        await self.pool.execute(
+            "UPDATE chats SET bot_active = $3, updated_at = now() WHERE bot_id = $1"
+            " AND chat_id = $2",
+            bot_id,
+            chat_id,
+            active,
+        )
+
+    async def chat_migrated(self, bot_id: int, old_chat_id: int, new_chat_id: int) -> None:
+        """A group became a supergroup: its old ID points at the new one."""
+        await self.pool.execute(
+            "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
+            bot_id,
+            old_chat_id,
+            new_chat_id,
+        )
 
     async def chat(self, bot_id: int, chat_id: int) -> ChatInfo | None:
         row = await self.pool.fetchrow(
@@ -823,6 +851,17 @@ class Store:
             limit,
         )
         return [record_from_row(r) for r in rows]
+
+    async def available_of(self, workspace: str, ids: list[str], at: datetime) -> set[str]:
+        """Which of these records are valid and retained at `at` (for in-flight rechecks)."""
+        rows = await self.pool.fetch(
+            "SELECT id FROM memory_records WHERE workspace_id = $1 AND id = ANY($2::text[])"
+            " AND valid AND (available_until IS NULL OR available_until > $3)",
+            workspace,
+            ids,
+            at,
+        )
+        return {r["id"] for r in rows}
 
     async def current_of(self, workspace: str, ids: list[str], at: datetime) -> list[MemoryRecord]:
         """Those of these records that hold at `at` (valid, available, not replaced), newest

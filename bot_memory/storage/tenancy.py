@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import asyncpg
 
 from bot_memory.storage.handle import Handle, connection
-from bot_memory.storage.workspace import Limits, lock_workspace
+from bot_memory.storage.limits import Limits
+from bot_memory.storage.workspace import lock_workspace
 
 
 @dataclass(frozen=True)

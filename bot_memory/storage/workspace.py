@@ -15,22 +15,22 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from bot_memory.records import (
-    RECALL_SUMMARY_CHARS,
     MemoryRecord,
     ScopeState,
     content_hash,
 )
 from bot_memory.scopes import Scope
-from bot_memory.settings import MemorySettings
+from bot_memory.storage.forgetting import Forgetting
 from bot_memory.storage.handle import Handle, connection
 from bot_memory.storage.jobs import Jobs
+from bot_memory.storage.limits import Limits, recall_limits
 from bot_memory.storage.planning import Planning
 from bot_memory.storage.rows import (
     RECORD_COLUMNS,
@@ -49,28 +49,6 @@ class WorkspaceGone(RuntimeError):
 
 class _Undo(Exception):
     """Raised inside the transaction to roll it back (see WorkspaceTx.undo)."""
-
-
-def _setting(name: str) -> Any:
-    """A limit that is the setting `name`: its default is the setting's, and
-    Limits.from_settings reads it."""
-    return field(default=MemorySettings.model_fields[name].default, metadata={"setting": name})
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The settings storage keeps to; `Limits()` is their defaults."""
-
-    directory_max: int = _setting("pending_directory_max")
-    max_records: int = _setting("workspace_max_records")
-    # Of max_records, per scope or speaker, while the cap evicts.
-    max_share: float = _setting("scope_max_share")
-    inactive_days: int = _setting("inactive_prune_days")
-    consolidation_max_candidates: int = _setting("consolidation_max_candidates")
-
-    @classmethod
-    def from_settings(cls, settings: MemorySettings) -> Limits:
-        return cls(**{f.name: getattr(settings, f.metadata["setting"]) for f in fields(cls)})
 
 
 @dataclass
@@ -137,6 +115,11 @@ class WorkspaceTx:
     def search(self) -> Search:
         """What the read tools find, read under the lock (erasure sees their citations)."""
         return Search(self.conn)
+
+    @property
+    def forgetting(self) -> Forgetting:
+        """A forget's reach and the forget itself, in this transaction."""
+        return Forgetting(self)
 
     @property
     def planning(self) -> Planning:
@@ -470,11 +453,6 @@ class WorkspaceTx:
         )
 
 
-def recall_limits(limits: Limits) -> tuple[int, int]:
-    """What a recall row is derived with: the directory's length and a summary's share."""
-    return limits.directory_max, RECALL_SUMMARY_CHARS
-
-
 def _scope_json(state: ScopeState) -> dict[str, Any]:
     s, index = state.scope, state.index
     return {
@@ -563,10 +541,3 @@ async def rebuild_missing_recall(pool: asyncpg.Pool, limits: Limits) -> int:
             if state is not None:
                 tx.save(state)
     return len(rows)
-
-
-async def stop_jobs_touching(
-    conn: asyncpg.Connection, scope: Scope, message_ids: Iterable[int] | None, reason: str
-) -> int:
-    """`Jobs.stop_touching` on this connection (inside the workspace lock)."""
-    return await Jobs(conn).stop_touching(scope, message_ids, reason)

@@ -355,9 +355,7 @@ def _outside_storage() -> dict[str, list[str]]:
 STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.cli.commands": 7,
     "bot_memory.cli.operations": 37,
-    "bot_memory.control.actions": 16,
     "bot_memory.evaluation.harness": 18,
-    "bot_memory.service": 17,
     "bot_memory_aiogram.demo": 12,
     "bot_memory_aiogram.miniapp.api": 1,
     "bot_memory_aiogram.testing.databases": 6,
