@@ -26,6 +26,7 @@ from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel
 from bot_memory.records import MemoryRecord, message_id_of, source_id
+from bot_memory.retrieval import Reader
 from bot_memory.settings import MemorySettings
 from bot_memory.storage import SourceMessage, Store, UsageEntry, WorkspaceGone
 
@@ -314,29 +315,15 @@ class ToolExecutor:
         # erasure does: an erasure either comes first (nothing erased is returned) or sees
         # the citation (and the answer given with it is stored content-free).
         async with self._store.locked(scope.workspace) as tx:
-            found: list[MemoryRecord] = []
-            offset = 0
-            while len(found) < limit:
-                standing, page = await tx.search.records(
-                    scope,
-                    query=args.query,
-                    record_id=args.id,
-                    now=now,
-                    limit=limit,
-                    offset=offset,
-                )
-                if standing == "gone":
-                    raise WorkspaceGone(scope.workspace)
-                if standing == "unavailable":
-                    return {"error": "memory is unavailable in this chat", "results": []}, False
-                if standing == "off":
-                    return {"error": "memory is turned off in this chat", "results": []}, False
-                for record in page:
-                    if len(found) < limit and await gate.readable(record_view(record)):
-                        found.append(record)
-                if len(page) < limit:
-                    break
-                offset += limit
+            reader = Reader(tx.search, scope, gate, for_tools=True)
+            page = await reader.page(now, query=args.query, record_id=args.id, limit=limit)
+            standing, found = page.standing, page.records
+            if standing == "gone":
+                raise WorkspaceGone(scope.workspace)
+            if standing == "unavailable":
+                return {"error": "memory is unavailable in this chat", "results": []}, False
+            if standing == "off":
+                return {"error": "memory is turned off in this chat", "results": []}, False
             cap = self._settings.query_max_source_ids
             shown = {r.id: shown_sources(r)[:cap] for r in found}
             cited = [sid for r in found for sid in shown[r.id]]
@@ -472,14 +459,3 @@ def shown_sources(record: MemoryRecord) -> list[str]:
     what it says), then the rest of what it depends on."""
     cited = [s for s in record.cited if s in set(record.source_ids)]
     return cited + [s for s in record.source_ids if s not in set(cited)]
-
-
-def record_view(record: MemoryRecord) -> ItemView:
-    return ItemView(
-        kind="record",
-        id=record.id,
-        scope_key=record.scope_key,
-        speaker_ids=record.speaker_ids,
-        thread_ids=record.thread_ids,
-        source_ids=record.source_ids,
-    )
