@@ -17,9 +17,19 @@ from types import TracebackType
 from typing import Any, Self
 
 from bot_memory import control
-from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
-from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn
+from bot_memory.access import (
+    Access,
+    CanRead,
+    ChatEvents,
+    Gate,
+    Membership,
+    MembershipCache,
+    Requester,
+    tenancy,
+)
+from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn, TurnParts
 from bot_memory.control import ControlResult
+from bot_memory.deprecation import warn_deprecated
 from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
@@ -36,32 +46,30 @@ from bot_memory.pipeline import (
 from bot_memory.redaction import redacted_spans
 from bot_memory.retention import After, Trace, find_traces
 from bot_memory.retention import sweeps as retention
-from bot_memory.retrieval import (
-    RecallContext,
-    denied,
-    entry_view,
-    render,
-    unreadable_entries,
-)
+from bot_memory.retrieval import RecallContext, Recaller
 from bot_memory.scopes import Scope
 from bot_memory.settings import MemorySettings
 from bot_memory.storage import (
-    ChatInfo,
     Closing,
     Database,
     Limits,
     RequestStatus,
     SourceMessage,
     Store,
-    WorkspaceGone,
-    WorkspaceTx,
     is_connection_error,
 )
-from bot_memory.terms import worth_searching
 
 log = get_logger(__name__)
 
-USE_MARK_INTERVAL = 3600.0  # being recalled counts as use; written at most hourly per scope
+
+def _moved(area: str, name: str) -> Any:
+    """A method that moved to `memory.<area>`: still reached here for one release, warned."""
+
+    def get(self: Memory) -> Any:
+        warn_deprecated(f"Memory.{name}", f"use memory.{area}.{name}")
+        return getattr(getattr(self, area), name)
+
+    return property(get)
 
 
 class MemoryUnavailable(RuntimeError):
@@ -82,7 +90,8 @@ class Memory:
     access: Access
     closer: RequestCloser
     requests_first: RequestsFirst
-    _marked: dict[str, datetime] = field(default_factory=dict)  # scope/record -> use written
+    chats: ChatEvents
+    recaller: Recaller
     _outage: OutageBuffer = field(init=False)
     _closed: bool = False
     # Bumped by every purge: what adapters cached about chats (their auto-delete timers) was
@@ -90,6 +99,17 @@ class Memory:
     purges: int = 0
     # This Memory's own Prometheus registry (off without prometheus-client): docs/operating.md.
     metrics: Metrics = field(default_factory=lambda: Metrics(enabled=False))
+
+    @property
+    def _turn_parts(self) -> TurnParts:
+        return TurnParts(
+            store=self.store,
+            recaller=self.recaller,
+            tools=self.tools,
+            model=self.model,
+            metrics=self.metrics,
+            message_max_bytes=self.settings.agent_message_max_bytes,
+        )
 
     def __post_init__(self) -> None:
         self._outage = OutageBuffer(
@@ -165,6 +185,8 @@ class Memory:
                 metrics=metrics,
             ),
             metrics=metrics,
+            chats=ChatEvents(store, access, settings.workspace),
+            recaller=Recaller(store, settings, metrics),
         )
 
     async def close(self) -> None:
@@ -250,94 +272,12 @@ class Memory:
 
     # --- tenancy ------------------------------------------------------------------------------
 
-    def default_workspace(self, bot_id: int, chat_id: int) -> str:
-        """The named workspace if one is configured, else the chat's own."""
-        return self.settings.workspace or tenancy.default_workspace(bot_id, chat_id)
-
-    async def chat(self, bot_id: int, chat_id: int) -> ChatInfo | None:
-        return await self.store.chat(bot_id, chat_id)
-
-    async def bot_membership(
-        self, *, bot_id: int, chat_id: int, chat_type: str, workspace: str, active: bool
-    ) -> int:
-        """The bot left / was removed from a chat (active=False), or was added back.
-
-        Its scopes are suspended, not deleted: no recall, no memory requests, no jobs, while
-        everything stays stored; adding the bot back restores recall of what is still
-        retained. Returns the number of scopes changed.
-        """
-        await self.store.save_chat(
-            bot_id=bot_id, chat_id=chat_id, workspace=workspace, chat_type=chat_type
-        )
-        await self.store.set_bot_active(bot_id, chat_id, active)
-        if not active:
-            self.access.cache.forget_chat(bot_id, chat_id)
-        changed = 0
-        try:
-            async with self.store.locked(workspace) as tx:
-                changed = await self._suspend(tx, bot_id, chat_id, suspended=not active)
-        except WorkspaceGone:
-            pass  # nothing stored for this chat yet
-        log.info(
-            "memory.bot_membership",
-            chat_id=chat_id,
-            active=active,
-            scopes=changed,
-            reason="bot added" if active else "bot left or was removed",
-        )
-        return changed
-
-    async def _suspend(self, tx: WorkspaceTx, bot_id: int, chat_id: int, *, suspended: bool) -> int:
-        changed = 0
-        for state in await tx.scopes_of_chat(bot_id, chat_id):
-            if state.suspended == suspended:
-                continue
-            state.suspended = suspended
-            tx.save(state)
-            changed += 1
-            if suspended:
-                await tx.jobs.stop_touching(state.scope, None, "the bot left the chat")
-            else:
-                await tx.planning.rearm(tx.workspace, state.key, datetime.now(UTC))
-        return changed
-
-    async def migrate_chat(
-        self,
-        *,
-        bot_id: int,
-        old_chat_id: int,
-        new_chat_id: int,
-        old_workspace: str,
-        new_workspace: str,
-    ) -> tenancy.MoveReport:
-        """A group became a supergroup: its memory moves to the new chat ID, in one
-        transaction. Idempotent (both service messages may arrive)."""
-        async with self.store.atomic() as tx:
-            report = await tenancy.move_chat(
-                tx,
-                bot_id=bot_id,
-                old_chat_id=old_chat_id,
-                new_chat_id=new_chat_id,
-                old_workspace=old_workspace,
-                new_workspace=new_workspace,
-            )
-            await tx.chat_migrated(bot_id, old_chat_id, new_chat_id)
-        self.access.cache.forget_chat(bot_id, old_chat_id)
-        return report
-
-    async def auto_delete_changed(
-        self, *, bot_id: int, chat_id: int, chat_type: str, workspace: str, seconds: int
-    ) -> None:
-        """The chat's auto-delete timer changed: messages recorded from now on are kept no
-        longer than it (earlier ones keep the boundary they were recorded with)."""
-        await self.store.save_chat(
-            bot_id=bot_id,
-            chat_id=chat_id,
-            workspace=workspace,
-            chat_type=chat_type,
-            auto_delete_seconds=seconds or None,
-            auto_delete_known=True,
-        )
+    # Moved to `memory.chats` (access/chats.py): kept here for one release.
+    default_workspace = _moved("chats", "default_workspace")
+    chat = _moved("chats", "chat")
+    bot_membership = _moved("chats", "bot_membership")
+    migrate_chat = _moved("chats", "migrate_chat")
+    auto_delete_changed = _moved("chats", "auto_delete_changed")
 
     async def purge_workspace(self, workspace: str) -> bool:
         """Delete everything a workspace holds (the ledger keeps amounts, no text)."""
@@ -576,62 +516,7 @@ class Memory:
     ) -> RecallContext:
         """The memory block for a new request in this scope, for this requester, now; with
         `message` (the current human message's text) also the records that best match it."""
-        recalled = await self._recall(scope, gate, now or datetime.now(UTC), message)
-        self.metrics.recall(recalled.mode)
-        return recalled
-
-    async def _recall(
-        self, scope: Scope, gate: Gate | None, now: datetime, message: str | None
-    ) -> RecallContext:
-        if gate is not None:
-            # Asked first, even with nothing stored: "denied" also tells the reference agent to
-            # leave the group's stored conversation out of the prompt.
-            who = await gate.membership()
-            if not who.member:
-                log.info(
-                    "memory.recall_refused",
-                    scope=scope.key,
-                    requester=gate.requester.user_id,
-                    reason=who.reason,
-                )
-                return denied(render(None, scope, now=now))
-        row = await self.store.recall_row(scope)
-        if row is None:
-            return render(None, scope, now=now)
-        hidden: set[str] = set()
-        if gate is not None:
-            hidden = await unreadable_entries(gate, scope, row)
-        recalled = render(row, scope, now=now, unreadable=hidden)
-        if recalled.mode in ("index", "directory") and worth_searching(message):
-            recalled = await self._with_matches(recalled, scope, message or "", gate, now)
-        if recalled.memory_ids:
-            await self._note_use(scope, recalled.memory_ids, now)
-        return recalled
-
-    async def _with_matches(
-        self, recalled: RecallContext, scope: Scope, message: str, gate: Gate | None, now: datetime
-    ) -> RecallContext:
-        """The records query_memories would find for this message, under the same gates (memory
-        on and the sources retained in the search itself; membership asked above; the host's
-        read grants here), beside what the block already names."""
-        most = self.settings.recall_matches_max_records
-        if most <= 0:
-            return recalled
-        standing, found = await self.store.search.matches(
-            scope,
-            query=message,
-            now=now,
-            limit=most,
-            excluded=recalled.memory_ids,
-        )
-        if standing != "ok":
-            return recalled
-        picked = []
-        for entry in found:
-            if gate is not None and not await gate.readable(entry_view(scope, entry)):
-                continue
-            picked.append(entry)
-        return recalled.with_matches(picked, self.settings.recall_block_max_bytes)
+        return await self.recaller.recall(scope, gate=gate, now=now, message=message)
 
     def turn(
         self,
@@ -645,27 +530,11 @@ class Memory:
         """The turn of an interactive request. Nothing happens until it is used: its first
         use pins the model and freezes the request's recall."""
         context = ToolContext(source=source, quoted=quoted, forwarded=forwarded, gate=gate)
-        return Turn(memory=self, context=context, kind=kind)
-
-    async def _note_use(self, scope: Scope, memory_ids: list[str], now: datetime) -> None:
-        """Being in the index a request was given counts as use (retention and the cap)."""
-        # On the request's own clock: a replay (the evaluation) compresses months into seconds.
-        # Each record is written at most hourly (the matches differ from message to message).
-        fresh = [
-            i
-            for i in memory_ids
-            if (last := self._marked.get(f"{scope.key}/{i}")) is None
-            or not last <= now < last + timedelta(seconds=USE_MARK_INTERVAL)
-        ]
-        if not fresh:
-            return
-        for i in fresh:
-            self._marked[f"{scope.key}/{i}"] = now
-        async with self.store.locked(scope.workspace) as tx:
-            await tx.mark_used(fresh, now)
+        return Turn(self._turn_parts, context=context, kind=kind)
 
     async def still_available(self, scope: Scope, memory_ids: list[str], now: datetime) -> set[str]:
-        """Which of these records are valid and retained now (for in-flight rechecks)."""
+        """Deprecated: `memory.store.available_of(scope.workspace, memory_ids, now)`."""
+        warn_deprecated("Memory.still_available", "use memory.store.available_of")
         return await self.store.available_of(scope.workspace, memory_ids, now)
 
     async def control(

@@ -103,7 +103,7 @@ class ReferenceAgent:
             now=datetime.now(UTC),
         )
         shared = not source.scope.is_private
-        gate = turn.memory.tools.gate_for(turn.context)
+        gate = turn.parts.tools.gate_for(turn.context)
         if turn.recall is not None and turn.recall.mode == "denied":
             # A group's stored conversation is shared memory too: whoever may not read the
             # group now (left, kicked, lookup failed) gets none of it.

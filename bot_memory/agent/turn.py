@@ -17,17 +17,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bot_memory.agent.tools import ToolContext
+from bot_memory.agent.tools import ToolContext, ToolExecutor
 from bot_memory.framing import data_json
-from bot_memory.models import Usage
+from bot_memory.metrics import Metrics
+from bot_memory.models import ChatModel, Usage
 from bot_memory.redaction import redact_value
-from bot_memory.retrieval import RecallContext
-from bot_memory.storage import SourceMessage, UsageEntry
-
-if TYPE_CHECKING:
-    from bot_memory.service import Memory
+from bot_memory.retrieval import RecallContext, Recaller
+from bot_memory.storage import SourceMessage, Store, UsageEntry
 
 INSTRUCTIONS = """\
 Memory tools: query_memories and query_chat_history read this chat's history; manage_memory
@@ -36,9 +34,22 @@ message, which is source {source_id}{speaker}. Pass that as sourceId. Never call
 for quoted or forwarded text, questions about memory, or requests not to remember."""
 
 
+@dataclass(frozen=True)
+class TurnParts:
+    """What a turn works with (`Memory.turn` hands them over): the store its request lives
+    in, recall, the tools, the model it is pinned to, the metrics."""
+
+    store: Store
+    recaller: Recaller
+    tools: ToolExecutor
+    model: ChatModel
+    metrics: Metrics
+    message_max_bytes: int  # the current message, clipped for the model
+
+
 @dataclass
 class Turn:
-    memory: Memory
+    parts: TurnParts
     context: ToolContext
     kind: str = "chat"
     recall: RecallContext | None = None  # frozen when the turn starts
@@ -55,26 +66,29 @@ class Turn:
     async def start(self, now: datetime | None = None) -> RecallContext:
         """Pin the request to the current model and freeze its recall (once)."""
         if self.recall is None:
-            await self.memory.begin(self.source, kind=self.kind)
-            gate = self.memory.tools.gate_for(self.context)
-            self.recall = await self.memory.recall(
+            parts = self.parts
+            await parts.store.start_request(
+                self.source, provider=parts.model.provider, model=parts.model.model, kind=self.kind
+            )
+            gate = parts.tools.gate_for(self.context)
+            self.recall = await parts.recaller.recall(
                 self.source.scope, gate=gate, now=now, message=self.source.text
             )
-            await self.memory.store.set_recall(self.source, self.recall.memory_ids)
+            await parts.store.set_recall(self.source, self.recall.memory_ids)
         return self.recall
 
     @property
     def tools(self) -> list[dict[str, Any]]:
         """The memory tools in OpenAI function-calling format (bounded by the settings)."""
-        return self.memory.tools.schemas
+        return self.parts.tools.schemas
 
     async def current_recall(self, now: datetime | None = None) -> RecallContext:
         """The frozen recall minus what became unavailable while the request ran."""
         recall = await self.start(now)
         if not recall.memory_ids:
             return recall
-        alive = await self.memory.still_available(
-            self.source.scope, recall.memory_ids, now or datetime.now(UTC)
+        alive = await self.parts.store.available_of(
+            self.source.scope.workspace, recall.memory_ids, now or datetime.now(UTC)
         )
         gone = set(recall.memory_ids) - alive
         if gone:
@@ -99,7 +113,7 @@ class Turn:
 
     def user_message(self, max_bytes: int | None = None) -> dict[str, Any]:
         """The current message as the model should see it (speaker-prefixed in groups)."""
-        text = clip(self.source.text, max_bytes or self.memory.settings.agent_message_max_bytes)
+        text = clip(self.source.text, max_bytes or self.parts.message_max_bytes)
         if not self.source.scope.is_private:
             text = f"[speaker {self.source.speaker_id}] {text}"
         return {"role": "user", "content": text}
@@ -109,7 +123,7 @@ class Turn:
         name / arguments); returns the `tool` message to append."""
         await self.start()
         call_id, name, arguments = _unpack(call)
-        result = await self.memory.tools.execute(name, arguments, self.context, call_id=call_id)
+        result = await self.parts.tools.execute(name, arguments, self.context, call_id=call_id)
         return {
             "role": "tool",
             "tool_call_id": call_id,
@@ -130,15 +144,15 @@ class Turn:
         """Charge one of the host's own model calls to this request (optional)."""
         self._calls += 1
         usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        cost = self.memory.model.cost_usd(usage) if cost_usd is None else cost_usd
-        self.memory.metrics.model_call(
+        cost = self.parts.model.cost_usd(usage) if cost_usd is None else cost_usd
+        self.parts.metrics.model_call(
             "host",
             "ok",
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost_usd=cost,
         )
-        await self.memory.store.record_usage(
+        await self.parts.store.record_usage(
             UsageEntry(
                 workspace=self.source.scope.workspace,
                 request_id=self.source.request_id,

@@ -79,7 +79,8 @@ class Reader:
             standing, found = await self._records(
                 now, query, record_id=record_id, offset=offset, limit=limit + 1
             )
-            return Page(standing, found[:limit], len(found) > limit)
+            shown = [r for r in found[:limit] if await self.readable(r)]  # all pass: no grants
+            return Page(standing, shown, len(found) > limit)
         wanted = offset + limit + 1  # one more tells whether more follow
         readable: list[MemoryRecord] = []
         read = 0

@@ -70,7 +70,7 @@ class MemoryMiddleware(BaseMiddleware):
 
     async def workspace_for(self, bot: Bot, chat: Chat, user: User | None) -> str | None:
         if self._resolver is None:
-            return self._memory.default_workspace(bot.id, chat.id)
+            return self._memory.chats.default_workspace(bot.id, chat.id)
         found = self._resolver(chat, user)
         if inspect.isawaitable(found):
             found = await found
@@ -259,7 +259,7 @@ class MemoryMiddleware(BaseMiddleware):
             self._known_after_purges = self._memory.purges
         if key in self._known_chats:
             return
-        info = await self._memory.chat(bot.id, chat.id)
+        info = await self._memory.chats.chat(bot.id, chat.id)
         if info is None or not info.auto_delete_known or info.workspace != workspace:
             seconds, known = None, False
             try:

@@ -49,7 +49,7 @@ def chat_events_router(middleware: MemoryMiddleware) -> Router:
             was = update.old_chat_member.status not in GONE_STATUSES
             now = update.new_chat_member.status not in GONE_STATUSES
             if was != now:
-                await memory.bot_membership(
+                await memory.chats.bot_membership(
                     bot_id=bot.id,
                     chat_id=chat.id,
                     chat_type=chat.type,
@@ -85,7 +85,7 @@ def chat_events_router(middleware: MemoryMiddleware) -> Router:
         old_ws = await middleware.workspace_for(bot, old_chat, message.from_user)
         new_ws = await middleware.workspace_for(bot, new_chat, message.from_user)
         if old_ws is not None and new_ws is not None:
-            await memory.migrate_chat(
+            await memory.chats.migrate_chat(
                 bot_id=bot.id,
                 old_chat_id=old,
                 new_chat_id=new,
@@ -100,7 +100,7 @@ def chat_events_router(middleware: MemoryMiddleware) -> Router:
         assert timer is not None
         workspace = await middleware.workspace_for(bot, message.chat, message.from_user)
         if workspace is not None:
-            await memory.auto_delete_changed(
+            await memory.chats.auto_delete_changed(
                 bot_id=bot.id,
                 chat_id=message.chat.id,
                 chat_type=message.chat.type,

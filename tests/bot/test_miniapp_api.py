@@ -71,7 +71,7 @@ class App:
             "topic_id": TOPIC,
             "user_id": user_id,
             "expires_at": int((now + timedelta(hours=1)).timestamp()),
-            "workspace": self.bot.memory.default_workspace(self.bot.emu.bot_id, chat_id),
+            "workspace": self.bot.memory.chats.default_workspace(self.bot.emu.bot_id, chat_id),
             **kw,
         }
         return issue(Ticket(**fields), ticket_key(self.bot.emu.token))

@@ -546,7 +546,7 @@ def group_ticket(bot: TestBot, chat_id: int, user: int) -> str:
         topic_id=0,
         user_id=user,
         expires_at=int(datetime.now(UTC).timestamp()) + 3600,
-        workspace=bot.memory.default_workspace(bot.emu.bot_id, chat_id),
+        workspace=bot.memory.chats.default_workspace(bot.emu.bot_id, chat_id),
     )
     return issue(scope, ticket_key(bot.emu.token))
 

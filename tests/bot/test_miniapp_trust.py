@@ -91,7 +91,7 @@ class App:
             topic_id=TOPIC,
             user_id=user_id,
             expires_at=int((self.clock.now() + timedelta(hours=1)).timestamp()),
-            workspace=self.bot.memory.default_workspace(self.bot.emu.bot_id, GROUP),
+            workspace=self.bot.memory.chats.default_workspace(self.bot.emu.bot_id, GROUP),
         )
         return issue(ticket, ticket_key(self.bot.emu.token))
 

@@ -137,7 +137,7 @@ async def test_a_group_upgrade_moves_everything_and_a_running_tick_cannot_write_
         job_id = await _plan(memory)  # plan, then claim: a tick in flight
         job = await memory.pipeline.ctx.store.jobs.claim_next(lease_seconds=120, max_claims=3)
         assert job is not None and job.id == job_id
-        report = await memory.migrate_chat(
+        report = await memory.chats.migrate_chat(
             bot_id=BOT,
             old_chat_id=-555,
             new_chat_id=-100555,
@@ -162,7 +162,7 @@ async def test_a_group_upgrade_moves_everything_and_a_running_tick_cannot_write_
                 f"SELECT count(*) FROM {table} WHERE workspace_id = $1", old_ws
             )
             assert left == 0, table
-        again = await memory.migrate_chat(  # the second service message: nothing left to move
+        again = await memory.chats.migrate_chat(  # the second service message: nothing left to move
             bot_id=BOT,
             old_chat_id=-555,
             new_chat_id=-100555,

@@ -68,7 +68,7 @@ async def test_boundaries_come_from_the_chat_the_setting_and_the_host(
             auto_delete_known=True,
         )
         first = await said(memory, "the timer is a day", msg_id=1)
-        await memory.auto_delete_changed(
+        await memory.chats.auto_delete_changed(
             bot_id=42, chat_id=CHAT, chat_type="private", workspace="test", seconds=0
         )
         second = await said(memory, "no timer now", msg_id=2)
