@@ -3,7 +3,8 @@
 (conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `claims` (single-use tickets), `handle` (what an area's
+`ledger` (billed calls' attempts), `databases` (databases of their own on a server: the test
+kit's, created, cloned, dropped), `claims` (single-use tickets), `handle` (what an area's
 statements run on), `schema.sql` (the schema and every server function as they are now) and
 `migrations/` (its history).
 
@@ -24,6 +25,13 @@ from bot_memory.storage.database import (
     is_connection_error,
     latest_version,
     migrate,
+)
+from bot_memory.storage.databases import (
+    Databases,
+    NotDropped,
+    TemplateMissing,
+    drop_database,
+    migrate_database,
 )
 from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
@@ -64,11 +72,13 @@ __all__ = [
     "Database",
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
+    "Databases",
     "EmbeddedPostgres",
     "Job",
     "Jobs",
     "Ledger",
     "Limits",
+    "NotDropped",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
@@ -78,17 +88,20 @@ __all__ = [
     "SourceMessage",
     "StopKind",
     "Store",
+    "TemplateMissing",
     "UsageEntry",
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",
     "apply_migrations",
     "claim_once",
+    "drop_database",
     "drop_expired_claims",
     "is_connection_error",
     "latest_version",
     "lock_workspace",
     "migrate",
+    "migrate_database",
     "money",
     "read_workspace",
     "rebuild_missing_recall",

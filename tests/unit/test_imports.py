@@ -374,7 +374,6 @@ STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory_aiogram.demo": 12,
     "bot_memory_aiogram.miniapp.api": 6,
     "bot_memory_aiogram.routers.screen": 4,
-    "bot_memory_aiogram.testing.databases": 6,
     "bot_memory_aiogram.testing.harness": 9,
 }
 
