@@ -3,9 +3,10 @@
 (conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `databases` (databases of their own on a server: the test
-kit's, created, cloned, dropped), `claims` (single-use tickets), `handle` (what an area's
-statements run on), `schema.sql` (the schema and every server function as they are now) and
+`ledger` (billed calls' attempts), `watch` (what the demo, the test kit and the evaluation read
+to follow memory at work), `databases` (databases of their own on a server: the test kit's,
+created, cloned, dropped), `claims` (single-use tickets), `handle` (what an area's statements
+run on), `schema.sql` (the schema and every server function as they are now) and
 `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
@@ -45,6 +46,7 @@ from bot_memory.storage.store import (
     UsageEntry,
     schedule_scope,
 )
+from bot_memory.storage.watch import Watch
 from bot_memory.storage.workspace import (
     RECORD_COLUMNS,
     RECORD_SOURCES,
@@ -90,6 +92,7 @@ __all__ = [
     "Store",
     "TemplateMissing",
     "UsageEntry",
+    "Watch",
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",

@@ -31,6 +31,7 @@ from bot_memory.storage.statements import (
     closing_args,
     ledger_values,
 )
+from bot_memory.storage.watch import Watch
 from bot_memory.storage.workspace import (
     Limits,
     WorkspaceTx,
@@ -147,6 +148,7 @@ class Store:
         self.limits = limits or Limits()
         self.jobs = Jobs(pool)
         self.ledger = Ledger(pool)
+        self.watch = Watch(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
 
     async def _ensure_workspace(self, workspace: str) -> None:

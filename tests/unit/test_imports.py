@@ -358,7 +358,6 @@ STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.cli.commands": 8,
     "bot_memory.cli.operations": 37,
     "bot_memory.control.actions": 17,
-    "bot_memory.evaluation.harness": 18,
     "bot_memory.pipeline.backlog": 3,
     "bot_memory.pipeline.consolidation": 8,
     "bot_memory.pipeline.context": 2,
@@ -371,10 +370,8 @@ STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.retention.verify": 5,
     "bot_memory.retrieval.find": 10,
     "bot_memory.service": 29,
-    "bot_memory_aiogram.demo": 12,
     "bot_memory_aiogram.miniapp.api": 6,
     "bot_memory_aiogram.routers.screen": 4,
-    "bot_memory_aiogram.testing.harness": 9,
 }
 
 
