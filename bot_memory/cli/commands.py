@@ -35,7 +35,6 @@ from bot_memory.storage import (
     EmbeddedPostgres,
     Limits,
     SchemaBehind,
-    Store,
     latest_version,
     migrate,
 )
@@ -164,7 +163,7 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
     settings = MemorySettings()
     quiet = live_window(settings.tick_interval_seconds)
     cap = (settings.workspace_max_records, settings.scope_max_share)
-    report = await operator.status(db.pool, limit=args.limit, live_within=quiet, cap=cap)
+    report = await operator.status(db.store(), limit=args.limit, live_within=quiet, cap=cap)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
         return 0
@@ -238,7 +237,7 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
 
 
 async def show_inspect(args: argparse.Namespace, db: Database) -> int:
-    records = await operator.inspect(db.pool, args.workspace, args.scope)
+    records = await operator.inspect(db.store(), args.workspace, args.scope)
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
         return 0
@@ -282,15 +281,14 @@ async def show_inspect(args: argparse.Namespace, db: Database) -> int:
 
 
 async def run_export(args: argparse.Namespace, db: Database) -> int:
-    records = await operator.export(db.pool, user_id=args.user, scope_key=args.scope)
+    records = await operator.export(db.store(), user_id=args.user, scope_key=args.scope)
     for record in records:
         print(json.dumps(record, ensure_ascii=False))
     return 0
 
 
 async def run_forget(args: argparse.Namespace, db: Database) -> int:
-    store = Store(db.pool, limits=_limits())
-    result = await operator.forget(store, args.memory_id)
+    result = await operator.forget(db.store(limits=_limits()), args.memory_id)
     payload = {"outcome": result.outcome, "forgotten": result.memory_ids}
     print(
         json.dumps(payload)
@@ -306,7 +304,7 @@ async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
     model = build_model(MemorySettings())
     try:
         job = await operator.consolidate(
-            Store(db.pool, limits=_limits()), args.scope, provider=model.provider, model=model.model
+            db.store(limits=_limits()), args.scope, provider=model.provider, model=model.model
         )
     finally:
         await model.aclose()
@@ -315,7 +313,7 @@ async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
 
 
 async def run_retry(args: argparse.Namespace, db: Database) -> int:
-    job = await operator.retry(db.pool, args.job_id)
+    job = await operator.retry(db.store(), args.job_id)
     print(json.dumps(job) if args.json else f"job {job['id']} re-armed ({job['phase']})")
     return 0
 

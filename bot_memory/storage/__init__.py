@@ -3,11 +3,11 @@
 (conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `watch` (what the demo, the test kit and the evaluation read
-to follow memory at work), `databases` (databases of their own on a server: the test kit's,
-created, cloned, dropped), `claims` (single-use tickets), `handle` (what an area's statements
-run on), `schema.sql` (the schema and every server function as they are now) and
-`migrations/` (its history).
+`ledger` (billed calls' attempts), `operations` (what the operator's command line reads and
+re-arms), `watch` (what the demo, the test kit and the evaluation read to follow memory at work),
+`databases` (databases of their own on a server: the test kit's, created, cloned, dropped),
+`claims` (single-use tickets), `handle` (what an area's statements run on), `schema.sql` (the
+schema and every server function as they are now) and `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -36,6 +36,7 @@ from bot_memory.storage.databases import (
 )
 from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
+from bot_memory.storage.operations import Operations, OperatorStatus
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -81,6 +82,8 @@ __all__ = [
     "Ledger",
     "Limits",
     "NotDropped",
+    "Operations",
+    "OperatorStatus",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",

@@ -20,6 +20,8 @@ import asyncpg
 from bot_memory.logs import get_logger
 from bot_memory.settings import MemorySettings
 from bot_memory.storage.leftover_server import stop_leftover
+from bot_memory.storage.store import Store
+from bot_memory.storage.workspace import Limits
 
 log = get_logger(__name__)
 
@@ -319,6 +321,11 @@ class Database:
             raise
         pool, worker_pool = pools
         return cls(url=url, pool=pool, worker_pool=worker_pool, embedded=embedded)
+
+    def store(self, *, limits: Limits | None = None) -> Store:
+        """A Store on the ingress and tools pool (the operator's commands read and change
+        through it)."""
+        return Store(self.pool, limits=limits)
 
     async def close(self) -> None:
         await self.worker_pool.close()

@@ -21,6 +21,7 @@ from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
+from bot_memory.storage.operations import Operations
 from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
@@ -148,6 +149,7 @@ class Store:
         self.limits = limits or Limits()
         self.jobs = Jobs(pool)
         self.ledger = Ledger(pool)
+        self.operations = Operations(pool)
         self.watch = Watch(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
 

@@ -355,8 +355,7 @@ def _outside_storage() -> dict[str, list[str]]:
 STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.access.tenancy": 20,
     "bot_memory.agent.tools": 13,
-    "bot_memory.cli.commands": 8,
-    "bot_memory.cli.operations": 37,
+    "bot_memory.cli.commands": 2,
     "bot_memory.control.actions": 17,
     "bot_memory.pipeline.backlog": 3,
     "bot_memory.pipeline.consolidation": 8,
@@ -370,7 +369,7 @@ STILL_SPEAKING_SQL: dict[str, int] = {
     "bot_memory.retention.verify": 5,
     "bot_memory.retrieval.find": 10,
     "bot_memory.service": 29,
-    "bot_memory_aiogram.miniapp.api": 6,
+    "bot_memory_aiogram.miniapp.api": 5,
     "bot_memory_aiogram.routers.screen": 4,
 }
 
