@@ -14,9 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any, Self, cast
-
-import asyncpg
+from typing import Any, Self
 
 from bot_memory import control
 from bot_memory.access import Access, CanRead, Gate, Membership, MembershipCache, Requester, tenancy
@@ -28,15 +26,12 @@ from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, build_model
 from bot_memory.pipeline import (
-    GatedPool,
     Pipeline,
     PipelineContext,
     RequestsFirst,
     Worker,
-    backlog,
     live_window,
     pipeline_settings,
-    rearm,
 )
 from bot_memory.redaction import redacted_spans
 from bot_memory.retention import After, Trace, find_traces
@@ -45,7 +40,6 @@ from bot_memory.retrieval import (
     RecallContext,
     denied,
     entry_view,
-    find_matches,
     render,
     unreadable_entries,
 )
@@ -62,8 +56,6 @@ from bot_memory.storage import (
     WorkspaceGone,
     WorkspaceTx,
     is_connection_error,
-    rebuild_missing_recall,
-    stop_jobs_touching,
 )
 from bot_memory.terms import worth_searching
 
@@ -121,18 +113,12 @@ class Memory:
         settings = settings or MemorySettings()
         db = await Database.open(settings)
         metrics = Metrics(enabled=settings.metrics_enabled)
-        metrics.watch_pools({"main": db.pool, "worker": db.worker_pool})
+        db.watch_pools(metrics)
         metrics.watch_counter("redactions", redacted_spans)
-        limits = Limits(
-            directory_max=settings.pending_directory_max,
-            max_records=settings.workspace_max_records,
-            max_share=settings.scope_max_share,
-            inactive_days=settings.inactive_prune_days,
-            consolidation_max_candidates=settings.consolidation_max_candidates,
-        )
-        store = Store(db.pool, limits=limits)
-        await tenancy.adopt_legacy(db.pool, limits=limits, single_workspace=settings.workspace)
-        await rebuild_missing_recall(db.pool, limits)
+        limits = Limits.from_settings(settings)
+        store = db.store(limits)
+        await tenancy.adopt_legacy(store, single_workspace=settings.workspace)
+        await store.rebuild_missing_recall()
         model = model or build_model(settings)
         access = Access(
             admin_user_ids=settings.admin_user_ids,
@@ -149,8 +135,7 @@ class Memory:
             )
         # The worker in this process steps aside while messages are handled (RequestsFirst).
         requests_first = RequestsFirst(settings.worker_yield_max_seconds)
-        worker_pool = cast(asyncpg.Pool, GatedPool(db.worker_pool, requests_first))
-        worker_store = Store(worker_pool, limits=limits)
+        worker_store = db.worker_store(limits, wait=requests_first.step_aside)
         pipeline = Pipeline(
             PipelineContext(store=worker_store, model=model, settings=settings, metrics=metrics)
         )
@@ -194,9 +179,7 @@ class Memory:
             await self.worker.stop()  # removes its row in worker_ticks when it stops cleanly
         else:  # ticks run directly (a host's or a test's) leave a row too: this is a clean end
             with contextlib.suppress(Exception):
-                await self.store.pool.execute(
-                    "DELETE FROM worker_ticks WHERE worker_id = $1", self.pipeline.worker_id
-                )
+                await self.store.workers.stopped(self.pipeline.worker_id)
         await self.model.aclose()
         await self.db.close()
 
@@ -219,7 +202,7 @@ class Memory:
         without prometheus-client (or with BOT_MEMORY_METRICS_ENABLED=false)."""
         if self.metrics.enabled:
             try:
-                found = await backlog(self.store.pool, timeout=self.settings.health_timeout_seconds)
+                found = await self.store.jobs.backlog(timeout=self.settings.health_timeout_seconds)
             except Exception as exc:  # the counters are still worth a scrape
                 if is_connection_error(exc) or isinstance(exc, TimeoutError):
                     self.metrics.database_error("scrape")
@@ -237,7 +220,7 @@ class Memory:
         started = time.monotonic()
         database: dict[str, Any] = {"ok": False}
         try:
-            await asyncio.wait_for(self.store.pool.fetchval("SELECT 1"), timeout)
+            await asyncio.wait_for(self.store.ping(), timeout)
             database["ok"] = True
         except Exception as exc:
             self.metrics.database_error("health")
@@ -254,19 +237,14 @@ class Memory:
             worker["ok"] = True
         elif database["ok"]:
             try:  # a worker of its own process (bot-memory worker), sharing the database
-                age = await asyncio.wait_for(
-                    self.store.pool.fetchval(
-                        "SELECT extract(epoch FROM now() - max(last_tick_at)) FROM worker_ticks"
-                    ),
-                    timeout,
-                )
+                age = await asyncio.wait_for(self.store.workers.last_tick_age(), timeout)
             except Exception as exc:
                 self.metrics.database_error("health")
                 worker["error"] = type(exc).__name__
             else:
                 if age is not None:
-                    worker["last_tick_age_seconds"] = round(float(age), 3)
-                    worker["ok"] = float(age) <= window
+                    worker["last_tick_age_seconds"] = round(age, 3)
+                    worker["ok"] = age <= window
         ok = bool(database["ok"] and worker["ok"])
         return ok, {"ok": ok, "database": database, "worker": worker}
 
@@ -291,13 +269,7 @@ class Memory:
         await self.store.save_chat(
             bot_id=bot_id, chat_id=chat_id, workspace=workspace, chat_type=chat_type
         )
-        await self.store.pool.execute(
-            "UPDATE chats SET bot_active = $3, updated_at = now() WHERE bot_id = $1"
-            " AND chat_id = $2",
-            bot_id,
-            chat_id,
-            active,
-        )
+        await self.store.set_bot_active(bot_id, chat_id, active)
         if not active:
             self.access.cache.forget_chat(bot_id, chat_id)
         changed = 0
@@ -324,9 +296,9 @@ class Memory:
             tx.save(state)
             changed += 1
             if suspended:
-                await stop_jobs_touching(tx.conn, state.scope, None, "the bot left the chat")
+                await tx.jobs.stop_touching(state.scope, None, "the bot left the chat")
             else:
-                await rearm(tx.conn, tx.workspace, state.key, datetime.now(UTC))
+                await tx.planning.rearm(tx.workspace, state.key, datetime.now(UTC))
         return changed
 
     async def migrate_chat(
@@ -340,22 +312,16 @@ class Memory:
     ) -> tenancy.MoveReport:
         """A group became a supergroup: its memory moves to the new chat ID, in one
         transaction. Idempotent (both service messages may arrive)."""
-        async with self.store.pool.acquire() as conn, conn.transaction():
+        async with self.store.atomic() as tx:
             report = await tenancy.move_chat(
-                conn,
+                tx,
                 bot_id=bot_id,
                 old_chat_id=old_chat_id,
                 new_chat_id=new_chat_id,
                 old_workspace=old_workspace,
                 new_workspace=new_workspace,
-                limits=self.store.limits,
             )
-            await conn.execute(
-                "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
-                bot_id,
-                old_chat_id,
-                new_chat_id,
-            )
+            await tx.chat_migrated(bot_id, old_chat_id, new_chat_id)
         self.access.cache.forget_chat(bot_id, old_chat_id)
         return report
 
@@ -389,10 +355,9 @@ class Memory:
         after: After = "erase",
     ) -> list[Trace]:
         """Every place in the workspace a text or source ID still appears (retention.verify)."""
-        async with self.store.pool.acquire() as conn:
-            return await find_traces(
-                conn, workspace, texts=texts, source_ids=source_ids, after=after
-            )
+        return await find_traces(
+            self.store, workspace, texts=texts, source_ids=source_ids, after=after
+        )
 
     async def remove_messages(
         self, chat_id: int, message_ids: list[int], *, bot_id: int | None = None
@@ -652,8 +617,7 @@ class Memory:
         most = self.settings.recall_matches_max_records
         if most <= 0:
             return recalled
-        standing, found = await find_matches(
-            self.store.pool,
+        standing, found = await self.store.search.matches(
             scope,
             query=message,
             now=now,
@@ -702,14 +666,7 @@ class Memory:
 
     async def still_available(self, scope: Scope, memory_ids: list[str], now: datetime) -> set[str]:
         """Which of these records are valid and retained now (for in-flight rechecks)."""
-        rows = await self.store.pool.fetch(
-            "SELECT id FROM memory_records WHERE workspace_id = $1 AND id = ANY($2::text[])"
-            " AND valid AND (available_until IS NULL OR available_until > $3)",
-            scope.workspace,
-            memory_ids,
-            now,
-        )
-        return {r["id"] for r in rows}
+        return await self.store.available_of(scope.workspace, memory_ids, now)
 
     async def control(
         self,

@@ -1,7 +1,9 @@
-"""Every limit of the spec, as one settings class.
+"""Every limit memory keeps (idle window, batch and index sizes, retries, retention, budgets),
+as one settings class.
 
-Each field's default is the spec's number; each is read from BOT_MEMORY_<NAME>. Connection
-settings that hosts already know by their usual names (DATABASE_URL, LLM_*) keep those names.
+Each field's default is what memory does out of the box (docs/configuration.md is generated
+from this file); each is read from BOT_MEMORY_<NAME>. Connection settings that hosts already
+know by their usual names (DATABASE_URL, LLM_*) keep those names.
 A settings file named by BOT_MEMORY_SETTINGS is read below the environment (settings_file.py),
 so a bot and its `bot-memory worker` can share one.
 """
@@ -115,7 +117,7 @@ class MemorySettings(BaseSettings):
     recall_matches_max_records: int = 4
     # The whole recalled block, matches included: matches are added only while it fits.
     recall_block_max_bytes: int = 6_000
-    query_max_results: int = 12
+    query_max_results: int = Field(default=12, ge=1)
     query_max_source_ids: int = 20
     agent_history_messages: int = 10  # ordinary conversation context beside the index
     agent_max_tool_rounds: int = 4

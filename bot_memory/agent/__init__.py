@@ -8,7 +8,8 @@ agent the demo and `bot-memory run` use).
 from __future__ import annotations
 
 from bot_memory.agent.reference import SYSTEM_PROMPT, ReferenceAgent
-from bot_memory.agent.tools import ToolContext, ToolExecutor, record_view
+from bot_memory.agent.tools import ToolContext, ToolExecutor
 from bot_memory.agent.turn import Turn
+from bot_memory.retrieval import record_view  # the read model's; kept importable here
 
 __all__ = ["SYSTEM_PROMPT", "ReferenceAgent", "ToolContext", "ToolExecutor", "Turn", "record_view"]

@@ -5,9 +5,11 @@ them, how to finish.
     messages = [*await turn.context_messages(), *your_history, turn.user_message()]
     ... model call with tools=turn.tools; for each tool call: await turn.execute(call) ...
 
-The memory block is frozen when the turn starts (the spec's "frozen for a running request"), but
-every time it is asked for again it drops records that were forgotten, invalidated or made
-unreadable meanwhile, and every tool call rechecks access and availability.
+The memory block is frozen when the turn starts: a request is given its records once, and they
+are stored with it, because its answer depends on their sources (retention and erasure reach
+the answer through them); a record made while it runs does not join the block. Every time the
+block is asked for again it drops records that were forgotten, invalidated or made unreadable
+meanwhile, and every tool call rechecks access and availability.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot_memory.agent.tools import TOOLS, ToolContext
+from bot_memory.agent.tools import ToolContext
 from bot_memory.framing import data_json
 from bot_memory.models import Usage
 from bot_memory.redaction import redact_value
@@ -63,8 +65,8 @@ class Turn:
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """The memory tools in OpenAI function-calling format."""
-        return TOOLS
+        """The memory tools in OpenAI function-calling format (bounded by the settings)."""
+        return self.memory.tools.schemas
 
     async def current_recall(self, now: datetime | None = None) -> RecallContext:
         """The frozen recall minus what became unavailable while the request ran."""

@@ -8,16 +8,15 @@ returns, whatever the answer does later.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import asyncpg
+from typing import cast
 
 from bot_memory.access import Membership
 from bot_memory.control.rules import (
     ControlResult,
+    Outcome,
     matches,
     may_forget,
     may_toggle,
@@ -26,7 +25,6 @@ from bot_memory.control.rules import (
 )
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
-from bot_memory.pipeline import rearm
 from bot_memory.records import (
     MemoryRecord,
     ScopeState,
@@ -41,11 +39,7 @@ from bot_memory.storage import (
     Store,
     WorkspaceGone,
     WorkspaceTx,
-    recall_limits,
-    scope_from_row,
-    stop_jobs_touching,
 )
-from bot_memory.terms import record_vector
 
 log = get_logger(__name__)
 
@@ -142,34 +136,16 @@ def _may_forget_all(scope: Scope, actor_id: int, who: Membership) -> bool:
 async def _forget_at_once(
     store: Store, scope: Scope, record_id: str, asker: int | None, now: datetime
 ) -> ControlResult | None:
-    """Forget a record in one statement (bm_forget_at_once), for an actor who may forget
-    anything here, when no text has to be read to decide (no answer given with it, nothing
-    said since the last extraction): None when there is, and nothing was changed."""
-    try:
-        row = await store.pool.fetchrow(
-            "SELECT * FROM bm_forget_at_once($1, $2, $3::text[], NULL, $4, $5, $6, $7)",
-            scope.workspace,
-            scope.key,
-            [record_id],
-            asker,
-            now,
-            *recall_limits(store.limits),
-        )
-    except asyncpg.PostgresError as exc:
-        if exc.sqlstate == UNDECIDED:
-            return None
-        raise
-    assert row is not None
-    if row["outcome"] == "gone":
-        raise WorkspaceGone(f"workspace {scope.workspace!r} does not exist")
-    if row["outcome"] == "nothing":
+    """Forget a record in one statement (`Commits.forget_at_once`), for an actor who may
+    forget anything here, when no text has to be read to decide (no answer given with it,
+    nothing said since the last extraction): None when there is, and nothing was changed."""
+    done = await store.commits.forget_at_once(scope, record_id, asker, now)
+    if done is None:
+        return None
+    outcome, removed = done
+    if outcome == "nothing":
         return ControlResult("forget", "nothing_to_forget")
-    if row["outcome"] == "forgotten":
-        return ControlResult("forget", "forgotten", list(row["removed"]))
-    return None
-
-
-UNDECIDED = "BM001"  # raised by bm_forget_at_once: what it read needs the application
+    return ControlResult("forget", "forgotten", removed)
 
 
 async def _switch(
@@ -188,17 +164,13 @@ async def _switch(
     if state.enabled == want:
         return ControlResult(action, "already_enabled" if want else "already_disabled")
     if request_id is None:  # a button: what was said up to now is on this side of the switch
-        request_id = await tx.conn.fetchval(
-            "SELECT coalesce(max(id), 0) FROM requests WHERE workspace_id = $1 AND scope_key = $2",
-            tx.workspace,
-            scope.key,
-        )
+        request_id = await tx.planning.newest_request(tx.workspace, scope.key)
     state.set_enabled(want, request_id)
     tx.save(state)
     if want:  # what is retained and eligible can be generated again
-        await rearm(tx.conn, scope.workspace, scope.key, now)
+        await tx.planning.rearm(scope.workspace, scope.key, now)
     else:
-        await stop_jobs_touching(tx.conn, scope, None, "memory turned off")
+        await tx.jobs.stop_touching(scope, None, "memory turned off")
     return ControlResult(action, "enabled" if want else "disabled")
 
 
@@ -209,7 +181,7 @@ async def _remember(
     title: str | None,
     now: datetime,
 ) -> ControlResult:
-    """One statement (bm_remember_v3): under the workspace lock, unless the bot left the chat or
+    """One statement (`Commits.remember`): under the workspace lock, unless the bot left the chat or
     memory is off here, the note is stored and its scope written back.
 
     A note is the message as it is at that commit, checked under the lock: the text it was
@@ -222,31 +194,9 @@ async def _remember(
     # One note per message (its ID says which): remembering it again changes nothing.
     record = _note(source, request, title, now)
     scope = source.scope
-    outcome = await store.pool.fetchval(
-        "SELECT bm_remember_v3($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8, $9, $10)",
-        scope.workspace,
-        json.dumps(
-            {
-                "scope_key": scope.key,
-                "kind": scope.kind,
-                "bot_id": scope.bot_id,
-                "chat_id": scope.chat_id,
-                "user_id": scope.user_id,
-                "topic_id": scope.topic_id,
-            }
-        ),
-        record.model_dump_json(),
-        record.fingerprint,
-        record_vector(record.title, record.summary),
-        store.limits.max_records,
-        store.limits.max_share,
-        *recall_limits(store.limits),
-        now,
-    )
-    if outcome == "gone":
-        raise WorkspaceGone(f"workspace {scope.workspace!r} does not exist")
-    if outcome != "remembered":
-        return ControlResult("remember", outcome)
+    outcome = await store.commits.remember(scope, record, now)
+    if outcome != "remembered":  # memory_off, unavailable or source_changed
+        return ControlResult("remember", cast(Outcome, outcome))
     return ControlResult("remember", "remembered", [record.id])
 
 
@@ -341,22 +291,10 @@ async def _carry_out(
     *,
     rearm_at: datetime | None,
 ) -> None:
-    """One statement (bm_forget): the reached records go, the forgotten messages become
-    tombstones (records still built on them become unavailable), jobs holding them stop,
-    references to them are scrubbed, and the transaction's scopes are written back."""
-    tx.touch(*{r.scope_key for r in reached})
-    states, touched = tx.write_back()
-    await tx.conn.execute(
-        "SELECT bm_forget($1, $2, $3::text[], $4::bigint[], $5, $6::jsonb, $7::text[], $8, $9)",
-        tx.workspace,
-        scope.key,
-        [r.id for r in reached],
-        sorted(doomed),
-        rearm_at,
-        states,
-        touched,
-        *recall_limits(tx.limits),
-    )
+    """One statement (`Forgetting.forget`): the reached records go, the forgotten messages
+    become tombstones, jobs holding them stop, references to them are scrubbed, and the
+    transaction's scopes are written back."""
+    await tx.forgetting.forget(scope.key, reached, doomed, rearm_at=rearm_at)
 
 
 @dataclass(frozen=True)
@@ -383,37 +321,26 @@ async def _reach(
     that takes the workspace lock first (bm_forget_reach). `flag`: (the forget's request,
     whose exchanges) to flag the answers in flight and read what is not extracted yet."""
     request_id, asker = flag if flag is not None else (None, None)
-    found = await tx.conn.fetchval(
-        "SELECT bm_forget_reach($1, $2, $3::text[], $4, $5, $6)",
-        tx.workspace,
-        scope.key,
-        ids,
-        flag is not None,
-        request_id,
-        asker,
+    raw = await tx.forgetting.reach(
+        scope.key, ids, flag=flag is not None, request_id=request_id, asker=asker
     )
-    if found is None:
+    if raw is None:
         raise WorkspaceGone(f"workspace {tx.workspace!r} does not exist")
-    raw = json.loads(found)
-    state = (
-        ScopeState(scope=scope)
-        if raw["scope"] is None
-        else scope_from_row(tx.workspace, raw["scope"])
-    )
-    records = {r["id"]: MemoryRecord.model_validate(r) for r in raw["records"]}
-    chosen = [records[i] for i in dict.fromkeys(ids) if i in raw["chosen"]]  # as named
-    unextracted = [(m["id"], m["text"]) for m in raw["unextracted"]]
+    state = raw.state or ScopeState(scope=scope)
+    records = raw.records
+    chosen = [records[i] for i in dict.fromkeys(ids) if i in raw.chosen]  # as named
+    unextracted = raw.unextracted
     if not chosen:
         return _Reach(state, [], [], set(), unextracted)
-    reached = forget_closure([records[i] for i in raw["dependents"]], {r.id for r in chosen})
+    reached = forget_closure([records[i] for i in raw.dependents], {r.id for r in chosen})
     # Answers the bot gave with what is forgotten that repeat it (every answer depends on the
     # whole index it was shown, so dependency alone would take unrelated ones), and the
     # records built on those answers, follow.
     names = _forgotten_names(reached, subject)
-    answers = {a["id"] for a in raw["answers"] if names(a["text"])}
+    answers = {answer for answer, text in raw.answers if names(text)}
     if answers:
         known = {r.id for r in reached}
-        built = sorted((records[i] for i in raw["answer_dependents"]), key=lambda r: r.id)
+        built = sorted((records[i] for i in raw.answer_dependents), key=lambda r: r.id)
         reached += [r for r in built if r.id not in known and r.message_ids & answers]
     return _Reach(state, chosen, reached, answers, unextracted)
 

@@ -1,5 +1,5 @@
 """The background pipeline: due scopes found, jobs claimed with leases, extraction,
-consolidation, maintenance, the worker, its backlog (for the metrics); `priority` (a worker in
+consolidation, maintenance, the worker; `priority` (a worker in
 the bot's process steps aside while messages are handled) and `serving` (which worker runs a
 job, by its model).
 
@@ -10,27 +10,21 @@ from __future__ import annotations
 
 from bot_memory.models import Pin
 from bot_memory.pipeline.agreement import disagreements, pipeline_settings
-from bot_memory.pipeline.backlog import Backlog, backlog
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.discovery import rearm
-from bot_memory.pipeline.priority import GatedPool, RequestsFirst
+from bot_memory.pipeline.priority import RequestsFirst
 from bot_memory.pipeline.serving import lacks, live_window
 from bot_memory.pipeline.worker import Pipeline, Worker
 
 __all__ = [
-    "Backlog",
-    "GatedPool",
     "Pin",
     "Pipeline",
     "PipelineContext",
     "RequestsFirst",
     "Worker",
-    "backlog",
     "disagreements",
     "lacks",
     "live_window",
     "pipeline_settings",
     "plan_pending",
-    "rearm",
 ]

@@ -25,7 +25,7 @@ from bot_memory.pipeline.serving import planned_pin
 from bot_memory.records import MemoryRecord, ScopeState
 from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
-from bot_memory.storage import RECORD_COLUMNS, Job, Snapshot, WorkspaceTx, record_from_row
+from bot_memory.storage import Job, Snapshot, WorkspaceTx
 
 log = get_logger(__name__)
 
@@ -68,15 +68,10 @@ async def plan_pending(
     request, like any other call, and pinned to that request's model (for a process that calls
     it), or to `provider`/`model` (the planner's) when there is none or the scope's bot has
     moved to the planner's model since (serving.planned_pin)."""
-    origin = await tx.conn.fetchrow(
-        "SELECT id, provider, model FROM requests WHERE workspace_id = $1 AND scope_key = $2"
-        " AND status = 'succeeded' AND provider IS NOT NULL ORDER BY id DESC LIMIT 1",
-        tx.workspace,
-        state.key,
-    )
+    origin = await tx.planning.last_answered(tx.workspace, state.key)
     planner = Pin(provider, model)
     pin = planned_pin(
-        Pin(origin["provider"], origin["model"]) if origin else None,
+        Pin(origin[1], origin[2]) if origin else None,
         planner,
         await tx.jobs.current_pin(tx.workspace, state.key),
     )
@@ -84,7 +79,7 @@ async def plan_pending(
         tx,
         scope_key=state.key,
         scope_kind=state.scope.kind,
-        origin_request_id=origin["id"] if origin else None,
+        origin_request_id=origin[0] if origin else None,
         provider=pin.provider,
         model=pin.model,
         reason="index pending",
@@ -112,7 +107,7 @@ async def run_consolidation(
         out = ConsolidationOutput.model_validate(saved)
     else:
         checked = at()
-        await check_scope_input(ctx.pool, job, checked)
+        await check_scope_input(ctx.store, job, checked)
         records = await _candidates(ctx, job, checked)
         candidates = [
             {
@@ -153,17 +148,7 @@ async def run_consolidation(
 async def _candidates(ctx: PipelineContext, job: Job, at: datetime) -> list[MemoryRecord]:
     """The pinned candidates, unchanged and available at `at`, newest first; SourcesChanged if
     any changed, passed its retention boundary or was replaced since."""
-    async with ctx.store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            f"SELECT {RECORD_COLUMNS} FROM memory_records r"
-            " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
-            " AND (r.available_until IS NULL OR r.available_until > $3)"
-            " AND r.replaced_by IS NULL ORDER BY r.created_at DESC, r.id DESC",
-            job.workspace,
-            list(job.snapshot.candidates),
-            at,
-        )
-    records = [record_from_row(r) for r in rows]
+    records = await ctx.store.current_of(job.workspace, list(job.snapshot.candidates), at)
     if {r.id: r.fingerprint for r in records} != job.snapshot.candidates:
         raise SourcesChanged("candidates changed since planning")
     return records

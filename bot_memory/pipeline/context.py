@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import asyncpg
 from pydantic import BaseModel
 
 from bot_memory.billing import Charge, Charger
@@ -38,10 +37,6 @@ class PipelineContext:
             settle_retry_seconds=self.settings.settle_retry_seconds,
             metrics=self.metrics,
         )
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        return self.store.pool
 
     @property
     def pin(self) -> Pin:

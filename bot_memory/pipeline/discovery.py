@@ -9,9 +9,6 @@ at again until new input arrives.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
-
-import asyncpg
 
 from bot_memory.logs import get_logger
 from bot_memory.models import Pin
@@ -19,8 +16,8 @@ from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, nex
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.serving import planned_pin
-from bot_memory.records import ScopeState, source_id
-from bot_memory.storage import Snapshot, SnapshotSource, WorkspaceGone, WorkspaceTx
+from bot_memory.records import ScopeState
+from bot_memory.storage import Snapshot, WorkspaceGone, WorkspaceTx
 
 log = get_logger(__name__)
 
@@ -28,24 +25,13 @@ log = get_logger(__name__)
 async def plan_due(ctx: PipelineContext, now: datetime, *, limit: int = 500) -> list[int]:
     """Plan for every scope that is due now (a consolidation for a pending index, an
     extraction for new idle pairs); returns new job IDs."""
-    rows = await ctx.pool.fetch(
-        "SELECT workspace_id, scope_key FROM memory_scopes WHERE due_at <= $1"
-        " ORDER BY due_at LIMIT $2",
-        now,
-        limit,
-    )
     created: list[int] = []
-    for row in rows:
+    for workspace, scope_key in await ctx.store.planning.due_scopes(now, limit):
         try:
-            created += await plan_scope(ctx, row["workspace_id"], row["scope_key"], now)
+            created += await plan_scope(ctx, workspace, scope_key, now)
         except WorkspaceGone:
             continue
     return created
-
-
-async def rearm(conn: asyncpg.Connection, workspace: str, scope_key: str, at: datetime) -> None:
-    """Look at a scope again at `at` (or sooner if already due), without touching its activity."""
-    await conn.execute("SELECT bm_rearm($1, $2, $3)", workspace, scope_key, at)
 
 
 async def plan_scope(
@@ -56,28 +42,15 @@ async def plan_scope(
     idle = timedelta(seconds=ctx.settings.idle_window_seconds)
     created: list[int] = []
     async with ctx.store.locked(workspace, scope_key=scope_key) as tx:
-        conn = tx.conn
-        row = await conn.fetchrow(
-            "SELECT last_activity, due_at, wakes FROM memory_scopes WHERE workspace_id = $1"
-            " AND scope_key = $2",
-            workspace,
-            scope_key,
-        )
-        if row is None or row["due_at"] is None or row["due_at"] > now:
+        due = await tx.planning.due(workspace, scope_key)
+        if due is None or due.due_at is None or due.due_at > now:
             return created  # planned by someone else meanwhile
 
-        async def settle(due: datetime | None) -> list[int]:
+        async def settle(next_at: datetime | None) -> list[int]:
             # Only if nothing finished since the scope was read: a request closed meanwhile
             # (ingress does not take the workspace lock) scheduled its own wake-up, which this
             # must not overwrite with what was decided without it.
-            await conn.execute(
-                "UPDATE memory_scopes SET due_at = $3 WHERE workspace_id = $1 AND scope_key = $2"
-                " AND wakes = $4",
-                workspace,
-                scope_key,
-                due,
-                row["wakes"],
-            )
+            await tx.planning.set_due(workspace, scope_key, next_at, wakes=due.wakes)
             return created
 
         state = await tx.scope_by_key(scope_key)
@@ -96,16 +69,9 @@ async def plan_scope(
             return await settle(None)  # its commit re-arms the scope
         # Requests still open hold back what comes after them (their answers are not in yet);
         # finished conversations before them can go.
-        held = await conn.fetchrow(
-            "SELECT r.id, coalesce(m.sent_at, m.created_at) AS at FROM requests r"
-            " JOIN messages m ON m.workspace_id = r.workspace_id AND m.id = r.user_message_id"
-            " WHERE r.workspace_id = $1 AND r.scope_key = $2"
-            " AND r.status IN ('queued', 'running', 'awaiting_approval') ORDER BY r.id LIMIT 1",
-            workspace,
-            scope_key,
-        )
-        held_by = Exchange(held["id"], held["at"], held["at"]) if held else None
-        last = row["last_activity"]
+        held = await tx.planning.oldest_open(workspace, scope_key)
+        held_by = Exchange(held[0], held[1], held[1]) if held else None
+        last = due.last_activity
         idle_now = last is None or last + idle <= now
         job_id = await _plan_batch(
             ctx, tx, state, settled=idle_now and held_by is None, held=held_by
@@ -115,7 +81,7 @@ async def plan_scope(
             return await settle(None)  # its commit re-arms the scope
         if held is not None:
             return await settle(None)  # finishing the open request re-arms it
-        return await settle(None if idle_now else last + idle)
+        return await settle(None if idle_now or last is None else last + idle)
 
 
 async def _plan_batch(
@@ -131,35 +97,21 @@ async def _plan_batch(
     last one when the scope is idle (`settled`). `held`: the oldest request still open, which
     nothing after may pass. Pairs too large to fit alone are skipped, the rest of a long
     conversation waits for the next batch."""
-    conn, workspace = tx.conn, tx.workspace
+    workspace = tx.workspace
     idle = timedelta(seconds=ctx.settings.idle_window_seconds)
     tombstones = await tx.tombstones(state.key)
     while True:
-        rows = await conn.fetch(
-            """
-            SELECT r.id AS request_id, r.provider, r.model, r.answer_forgotten,
-                   u.id AS u_id, u.content_hash AS u_hash, u.speaker_id AS u_speaker,
-                   u.thread_id AS u_thread, coalesce(u.sent_at, u.created_at) AS u_at,
-                   u.text IS NOT NULL AS u_kept,
-                   a.id AS a_id, a.content_hash AS a_hash, a.speaker_id AS a_speaker,
-                   a.thread_id AS a_thread, coalesce(a.sent_at, a.created_at) AS a_at,
-                   a.text IS NOT NULL AS a_kept
-            FROM requests r
-            JOIN messages u ON u.workspace_id = r.workspace_id AND u.id = r.user_message_id
-            JOIN messages a ON a.workspace_id = r.workspace_id AND a.id = r.answer_message_id
-            WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id > $3
-              AND ($4::bigint IS NULL OR r.id < $4)
-              AND r.status = 'succeeded' AND r.kind = 'chat'
-            ORDER BY r.id
-            """,
+        rows = await tx.planning.answered(
             workspace,
             state.key,
-            state.extracted_through,
-            held.request_id if held else None,
+            after=state.extracted_through,
+            before=held.request_id if held else None,
         )
         if not rows:
             return None
-        exchanges = [Exchange(r["request_id"], r["u_at"], r["a_at"]) for r in rows]
+        exchanges = [
+            Exchange(r.request_id, r.user.created_at, r.assistant.created_at) for r in rows
+        ]
         ends = first_conversation(exchanges + ([held] if held else []), idle)
         if ends >= len(rows) and not settled and (held is None or ends > len(rows)):
             return None  # the conversation goes on: it is not memory material yet
@@ -168,22 +120,24 @@ async def _plan_batch(
         usable = [
             r
             for r in rows
-            if r["u_kept"]
-            and r["a_kept"]
-            and r["u_id"] not in tombstones
-            and r["a_id"] not in tombstones
-            and not state.was_off(r["request_id"])
+            if r.user_kept
+            and r.assistant_kept
+            and r.user.message_id not in tombstones
+            and r.assistant.message_id not in tombstones
+            and not state.was_off(r.request_id)
         ]
-        texts = await _texts(conn, workspace, [m for r in usable for m in (r["u_id"], r["a_id"])])
+        texts = await tx.planning.kept_texts(
+            workspace, [s.message_id for r in usable for s in (r.user, r.assistant)]
+        )
         pairs = [
             Pair(
-                user=_source(r, "u", "user"),
-                assistant=None if r["answer_forgotten"] else _source(r, "a", "assistant"),
-                user_text=texts[r["u_id"]],
-                assistant_text="" if r["answer_forgotten"] else texts[r["a_id"]],
+                user=r.user,
+                assistant=None if r.answer_forgotten else r.assistant,
+                user_text=texts[r.user.message_id],
+                assistant_text="" if r.answer_forgotten else texts[r.assistant.message_id],
             )
             for r in usable
-            if r["u_id"] in texts and r["a_id"] in texts
+            if r.user.message_id in texts and r.assistant.message_id in texts
         ]
         batch = next_batch(pairs, max_bytes=ctx.settings.batch_max_bytes)
         for pair in batch.skipped:
@@ -196,12 +150,14 @@ async def _plan_batch(
             )
         if not batch.pairs:
             # Nothing in this conversation to extract: move past it, on to the next.
-            state.advance(rows[-1]["request_id"])
+            state.advance(rows[-1].request_id)
             tx.save(state)
             continue
         origin = batch.pairs[-1].request_id
-        answered = next(r for r in rows if r["request_id"] == origin)
-        pinned = Pin(answered["provider"], answered["model"]) if answered["provider"] else None
+        answered = next(r for r in rows if r.request_id == origin)
+        pinned = (
+            Pin(answered.provider, answered.model) if answered.provider and answered.model else None
+        )
         # The model the conversation was answered with (or its bot calls), for a process that
         # calls it; this worker's own only if the bot has moved to it (serving.planned_pin).
         pin = planned_pin(pinned, ctx.pin, await tx.jobs.current_pin(workspace, state.key))
@@ -236,28 +192,3 @@ async def _plan_batch(
         log.warning("pipeline.batch_given_up", scope=state.key, through=batch.through_request)
         state.advance(batch.through_request)
         tx.save(state)
-
-
-async def _texts(conn: asyncpg.Connection, workspace: str, ids: list[int]) -> dict[int, str]:
-    """Texts of messages that still have them, read in the planning transaction."""
-    rows = await conn.fetch(
-        "SELECT id, text FROM messages WHERE workspace_id = $1 AND id = ANY($2::bigint[])"
-        " AND text IS NOT NULL",
-        workspace,
-        ids,
-    )
-    return {r["id"]: r["text"] for r in rows}
-
-
-def _source(row: asyncpg.Record, prefix: str, role: Literal["user", "assistant"]) -> SnapshotSource:
-    """One side of a request row (columns u_* or a_*) as a snapshot source."""
-    return SnapshotSource(
-        id=source_id(row[f"{prefix}_id"]),
-        message_id=row[f"{prefix}_id"],
-        request_id=row["request_id"],
-        hash=row[f"{prefix}_hash"],
-        role=role,
-        speaker_id=row[f"{prefix}_speaker"],
-        thread_id=row[f"{prefix}_thread"],
-        created_at=row[f"{prefix}_at"],
-    )

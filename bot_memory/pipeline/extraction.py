@@ -7,7 +7,7 @@ from datetime import datetime
 
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input, snapshot_sources
+from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.prompts import (
     ExtractionOutput,
     extraction_messages,
@@ -18,14 +18,10 @@ from bot_memory.pipeline.prompts import (
 from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.redaction import redact
 from bot_memory.storage import (
-    RECORD_COLUMNS,
     Job,
     SnapshotSource,
     WorkspaceGone,
-    recall_limits,
-    record_from_row,
 )
-from bot_memory.terms import record_vector
 
 log = get_logger(__name__)
 
@@ -47,7 +43,7 @@ async def run_extraction(
     out = _checkpointed(job)
     if out is None:
         checked = at()
-        await check_scope_input(ctx.pool, job, checked)
+        await check_scope_input(ctx.store, job, checked)
         texts = await ctx.store.source_texts(job.workspace, sorted(snap.message_ids), at=checked)
         missing = sorted(snap.message_ids - set(texts))
         if missing:  # erased or past its boundary since the check
@@ -90,18 +86,9 @@ async def run_extraction(
 async def _existing(ctx: PipelineContext, job: Job, now: datetime) -> list[MemoryRecord]:
     """Validated memories that accompany the batch (newest first, available now, not
     replaced: what holds is what a batch may carry facts from, or correct)."""
-    rows = await ctx.pool.fetch(
-        f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE r.workspace_id = $1"
-        " AND r.scope_key = $2"
-        " AND r.valid AND r.replaced_by IS NULL"
-        " AND (r.available_until IS NULL OR r.available_until > $3)"
-        " ORDER BY r.created_at DESC, r.id DESC LIMIT $4",
-        job.workspace,
-        job.scope_key,
-        now,
-        ctx.settings.existing_memory_in_batch,
+    return await ctx.store.current_records(
+        job.workspace, job.scope_key, now, limit=ctx.settings.existing_memory_in_batch
     )
-    return [record_from_row(r) for r in rows]
 
 
 def _checkpointed(job: Job) -> ExtractionOutput | None:
@@ -112,7 +99,7 @@ def _checkpointed(job: Job) -> ExtractionOutput | None:
 async def _commit(
     ctx: PipelineContext, job: Job, out: ExtractionOutput, now: datetime, at: datetime
 ) -> None:
-    """One statement (bm_commit_extraction_v3): under the workspace lock, if the job is still
+    """One statement (`Commits.extraction`): under the workspace lock, if the job is still
     this worker's, no earlier claim's call of it was cut off (the ledger's check, made here
     for a job resumed from its checkpoint) and its input still holds, the record (inheriting
     the sources of the memories it carried facts from), the scope's watermark, the job done,
@@ -121,39 +108,25 @@ async def _commit(
     consolidation, in this tick. `at`: the commit's time, which the sources' retention
     boundaries are checked against."""
     record = None if out.is_empty else _record(job, out, now)
-    snap = job.snapshot
-    row = await ctx.pool.fetchrow(
-        "SELECT * FROM bm_commit_extraction_v3($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
-        " $8::text[], $9::text[], $10, $11::tsvector, $12, $13, $14, $15, $16)",
-        job.workspace,
-        job.scope_key,
-        job.id,
-        job.token,
-        snapshot_sources(job),
-        snap.through_request,
-        None if record is None else record.model_dump_json(),
-        out.memory_ids,
-        [] if record is None else out.replaces,
-        None if record is None else record.fingerprint,
-        None if record is None else record_vector(record.title, record.summary),
-        at,
-        ctx.store.limits.max_records,
-        ctx.store.limits.max_share,
-        *recall_limits(ctx.store.limits),
+    outcome, detail = await ctx.store.commits.extraction(
+        job,
+        record,
+        carried=out.memory_ids,
+        replaces=[] if record is None else out.replaces,
+        at=at,
     )
-    assert row is not None
-    if row["outcome"] == "gone":
+    if outcome == "gone":
         raise WorkspaceGone(f"workspace {job.workspace!r} does not exist")
-    if row["outcome"] == "lost":
+    if outcome == "lost":
         log.warning("pipeline.lost_ownership", job=job.id, phase="extract-commit")
         return
-    if row["outcome"] == "cut_off":  # an earlier claim's call may have been billed
+    if outcome == "cut_off":  # an earlier claim's call may have been billed
         job.phase = "stopped"
         log.warning("pipeline.job_stopped", job=job.id, reason="call cut off earlier")
         return
-    if row["outcome"] == "stopped":
+    if outcome == "stopped":
         job.phase = "stopped"
-        log.info("pipeline.job_stopped", job=job.id, reason=row["detail"])
+        log.info("pipeline.job_stopped", job=job.id, reason=detail)
         return
     job.phase = "done"
     log.info(

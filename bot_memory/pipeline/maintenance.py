@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.retention.sweeps import drop_empty_scopes
 from bot_memory.storage import WorkspaceGone
 
 log = get_logger(__name__)
@@ -40,7 +39,7 @@ async def prune_due(ctx: PipelineContext, now: datetime) -> int:
             async with ctx.store.locked(workspace) as tx:
                 doomed = await tx.prunable(cutoff, now)
                 scopes = await tx.delete(doomed)
-                await drop_empty_scopes(tx, scopes)
+                await tx.drop_empty_scopes(scopes)
         except WorkspaceGone:
             continue
         total += len(doomed)

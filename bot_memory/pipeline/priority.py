@@ -2,19 +2,17 @@
 
 The worker and the handlers share one event loop (and, on a small machine, the same cores as
 PostgreSQL). Every statement the worker starts while a message is being handled lengthens
-that message's turn. So the worker's pool waits, before each statement or acquire, until no
-message is in flight, but never longer than a short bound: a steady stream of messages slows
-the worker, it never stops it. A worker in a process of its own is not gated.
+that message's turn. So the worker's store waits (`step_aside`, before each statement or
+acquire: storage's GatedPool), until no message is in flight, but never longer than a short
+bound: a steady stream of messages slows the worker, it never stops it. A worker in a process
+of its own is not gated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
-
-import asyncpg
 
 
 class RequestsFirst:
@@ -41,40 +39,3 @@ class RequestsFirst:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._quiet.wait(), self.max_wait)
-
-
-class GatedPool:
-    """The worker's pool, each use waiting for its turn first (the rest passes through)."""
-
-    def __init__(self, pool: asyncpg.Pool, gate: RequestsFirst) -> None:
-        self._pool = pool
-        self._gate = gate
-
-    @contextlib.asynccontextmanager
-    async def acquire(self, **kwargs: Any) -> AsyncIterator[asyncpg.Connection]:
-        await self._gate.step_aside()
-        async with self._pool.acquire(**kwargs) as conn:
-            yield conn
-
-    async def execute(self, *args: Any, **kwargs: Any) -> Any:
-        await self._gate.step_aside()
-        return await self._pool.execute(*args, **kwargs)
-
-    async def executemany(self, *args: Any, **kwargs: Any) -> Any:
-        await self._gate.step_aside()
-        return await self._pool.executemany(*args, **kwargs)
-
-    async def fetch(self, *args: Any, **kwargs: Any) -> Any:
-        await self._gate.step_aside()
-        return await self._pool.fetch(*args, **kwargs)
-
-    async def fetchrow(self, *args: Any, **kwargs: Any) -> Any:
-        await self._gate.step_aside()
-        return await self._pool.fetchrow(*args, **kwargs)
-
-    async def fetchval(self, *args: Any, **kwargs: Any) -> Any:
-        await self._gate.step_aside()
-        return await self._pool.fetchval(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._pool, name)

@@ -13,14 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
 import os
 import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from bot_memory.billing import BudgetExhausted
 from bot_memory.logs import get_logger
@@ -28,7 +27,7 @@ from bot_memory.models import ModelError
 from bot_memory.pipeline.agreement import pipeline_settings
 from bot_memory.pipeline.consolidation import run_consolidation
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.discovery import plan_due, rearm
+from bot_memory.pipeline.discovery import plan_due
 from bot_memory.pipeline.extraction import run_extraction
 from bot_memory.pipeline.inputs import SourcesChanged
 from bot_memory.pipeline.maintenance import (
@@ -43,7 +42,6 @@ from bot_memory.storage import (
     Job,
     StopKind,
     WorkspaceGone,
-    drop_expired_claims,
     is_connection_error,
 )
 
@@ -92,7 +90,7 @@ class Pipeline:
         report.expired = (await expire_due(self.ctx.store, now)).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
-        await drop_expired_claims(self.ctx.pool, now)  # the Mini App's used download links
+        await self.ctx.store.tickets.drop_expired_claims(now)  # the Mini App's used download links
         await fill_search_terms(self.ctx)
         report.planned += await plan_due(self.ctx, now)
         worst_call = self.ctx.settings.llm_call_deadline_seconds
@@ -117,15 +115,9 @@ class Pipeline:
                 continue
             ran = True
             report.finished[job.id] = await self.run_job(job, now, clock=current)
-        await self.ctx.pool.execute(  # for operators: when this worker last ran, what it calls
-            "INSERT INTO worker_ticks (worker_id, provider, model, settings)"
-            " VALUES ($1, $2, $3, $4) ON CONFLICT (worker_id) DO UPDATE SET"
-            " last_tick_at = now(), provider = EXCLUDED.provider, model = EXCLUDED.model,"
-            " settings = EXCLUDED.settings",
-            self.worker_id,
-            self.ctx.model.provider,
-            self.ctx.model.model,
-            json.dumps(pipeline_settings(self.ctx.settings)),
+        # For operators: when this worker last ran, what it calls.
+        await self.ctx.store.workers.ticked(
+            self.worker_id, self.ctx.pin, pipeline_settings(self.ctx.settings)
         )
         self.last_tick_at = time.time()
         self.ctx.metrics.worker_tick(ok=True, at=self.last_tick_at)
@@ -168,8 +160,7 @@ class Pipeline:
                     "config",
                     refund=True,  # nothing was sent: the input keeps its claims
                 )
-                async with self.ctx.pool.acquire() as conn:
-                    await rearm(conn, job.workspace, job.scope_key, now)
+                await self.ctx.store.planning.rearm(job.workspace, job.scope_key, now)
                 log.info("pipeline.job_stopped", job=job.id, reason="stale configuration")
                 return job.phase
             async with self._heartbeat(job):
@@ -304,9 +295,7 @@ class Worker:
         self.pipeline.stopping = asyncio.Event()  # direct ticks work again
         if done:  # a clean stop leaves no row; a crashed or stuck worker's row shows as silent
             with contextlib.suppress(Exception):
-                await self.pipeline.ctx.pool.execute(
-                    "DELETE FROM worker_ticks WHERE worker_id = $1", self.pipeline.worker_id
-                )
+                await self.pipeline.ctx.store.workers.stopped(self.pipeline.worker_id)
 
     async def run_until_stopped(self) -> None:
         self.start()
@@ -317,9 +306,7 @@ class Worker:
     async def _loop(self) -> None:
         settings = self.pipeline.ctx.settings
         with contextlib.suppress(Exception):  # workers that went silent a week ago are history
-            await self.pipeline.ctx.pool.execute(
-                "DELETE FROM worker_ticks WHERE last_tick_at < now() - interval '7 days'"
-            )
+            await self.pipeline.ctx.store.workers.forget_silent(timedelta(days=7))
         while not self._stopping.is_set():
             deadline = time.monotonic() + settings.tick_deadline_seconds
             try:

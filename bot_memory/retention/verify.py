@@ -1,8 +1,9 @@
 """Verifiable forgetting: find every place a text or a source ID still appears in a workspace.
 
-The scan is generic: it reads the database's own catalogue and looks in every text, JSON and
-array column of every table keyed by the workspace, so a table added later is covered without
-changing this file. Each trace says whether it is expected:
+The scan is storage's (`bot_memory/storage/traces.py`): generic, it reads the database's own
+catalogue and looks in every text, JSON and array column of every table keyed by the workspace,
+so a table added later is covered without changing either file. Each trace says whether it is
+expected:
 
 - after a forget, the original chat messages keep their text (forgetting removes memory, not
   chat history), tombstones keep the forgotten IDs (that is how extraction is kept from
@@ -14,28 +15,14 @@ changing this file. Each trace says whether it is expected:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-import asyncpg
-
-from bot_memory.terms import quote_term, terms
+from bot_memory.storage import Occurrence, Store
 
 After = Literal["forget", "erase"]
-
-# Record IDs and UUIDs (claim tokens inside other strings). Not any hex run: a hex secret a
-# user said must stay findable.
-_HEX_IDS = r"mem_[0-9a-f]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-_ID_COLUMNS = {"message_id", "source_message_id", "user_message_id", "answer_message_id"}
-# References to the content-free row itself: kept by design after any erasure.
-_ROW_ITSELF = {
-    ("messages", "id"),
-    ("requests", "user_message_id"),
-    ("requests", "answer_message_id"),
-}
 
 
 @dataclass(frozen=True)
@@ -57,7 +44,7 @@ class Trace:
 
 
 async def find_traces(
-    conn: asyncpg.Connection,
+    store: Store,
     workspace: str,
     *,
     texts: Iterable[str] = (),
@@ -66,107 +53,17 @@ async def find_traces(
 ) -> list[Trace]:
     texts = [t for t in texts if t]
     ids = sorted({int(s[1:]) for s in source_ids if re.fullmatch(r"m\d+", s)})
-    tables = await _tables(conn)
-    found: list[Trace] = []
-    for table, (key_columns, columns) in tables.items():
-        where = "id = $1" if table == "workspaces" else "workspace_id = $1"
-        key = " || '/' || ".join(f"{c}::text" for c in key_columns) or "'?'"
-        for column, kind in columns:
-            probes: list[tuple[str, str, list[object]]] = []
-            if kind in ("text", "json", "array"):
-                # Digests, tokens and record IDs are hex: a word like "Ada" or "cafe" would be
-                # found in them by chance. They hold no content: left out of text probes.
-                value = (
-                    f"regexp_replace(regexp_replace(lower({column}::text),"
-                    f" '\"[a-z_]*(hash|fingerprint|token)\": ?\"[^\"]*\"', '', 'g'),"
-                    f" '{_HEX_IDS}', '', 'g')"
-                )
-                digest = column.endswith(("hash", "fingerprint")) or column == "idempotency_key"
-                for text in texts if not digest else []:
-                    escaped = json.dumps(text, ensure_ascii=False)[1:-1]
-                    probes.append(
-                        (
-                            f"(strpos({value}, lower($2)) > 0 OR strpos({value}, lower($3)) > 0)",
-                            text,
-                            [text, escaped],
-                        )
-                    )
-                probes.extend(
-                    (f"{column}::text ~ $2", f"m{mid}", [rf"(^|[^0-9A-Za-z_])m{mid}([^0-9]|$)"])
-                    for mid in ids
-                )
-            elif kind == "terms":
-                # Search terms of a text (terms.py), all of them: its words are stored there.
-                for text in texts:
-                    query = " & ".join(sorted({quote_term(t) for t, _ in terms(text)}))
-                    if query:
-                        probes.append((f"{column} @@ $2::tsquery", text, [query]))
-            elif kind == "int" and (column in _ID_COLUMNS or (table, column) in _ROW_ITSELF):
-                probes.extend((f"{column} = $2", f"m{mid}", [mid]) for mid in ids)
-            for condition, needle, args in probes:
-                rows = await conn.fetch(
-                    f"SELECT {key} AS k FROM {table} WHERE {where} AND {condition}",
-                    workspace,
-                    *args,
-                )
-                expected = _expected(table, column, needle, after)
-                found.extend(Trace(table, column, r["k"], needle, expected) for r in rows)
-    return found
+    found = await store.traces.find(workspace, texts=texts, message_ids=ids)
+    return [Trace(o.table, o.column, o.row, o.needle, _expected(o, after)) for o in found]
 
 
-def _expected(table: str, column: str, needle: str, after: After) -> bool:
+def _expected(found: Occurrence, after: After) -> bool:
+    table, column, needle = found.table, found.column, found.needle
     is_id = re.fullmatch(r"m\d+", needle) is not None
-    if is_id and (table, column) in _ROW_ITSELF:
+    if is_id and found.row_itself:
         return True
     if after == "forget":
         # The chat message keeps its text, and so the terms a search finds it by.
         original = table == "messages" and column in ("text", "search")
         return original or table in ("tombstones", "message_deps")
     return False
-
-
-async def _tables(conn: asyncpg.Connection) -> dict[str, tuple[list[str], list[tuple[str, str]]]]:
-    """Tables keyed by the workspace: (primary key columns, [(column, kind)])."""
-    rows = await conn.fetch(
-        """
-        SELECT c.table_name, c.column_name, c.data_type, c.udt_name,
-               c.column_name = ANY(ARRAY(
-                   SELECT a.attname FROM pg_index i
-                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-                   WHERE i.indrelid = (quote_ident(c.table_name))::regclass AND i.indisprimary
-               )) AS is_key
-        FROM information_schema.columns c
-        JOIN information_schema.tables t ON t.table_schema = c.table_schema
-            AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
-        WHERE c.table_schema = current_schema()
-          AND (c.table_name = 'workspaces' OR EXISTS (
-              SELECT 1 FROM information_schema.columns w WHERE w.table_schema = c.table_schema
-              AND w.table_name = c.table_name AND w.column_name = 'workspace_id'))
-        ORDER BY c.table_name, c.ordinal_position
-        """
-    )
-    tables: dict[str, tuple[list[str], list[tuple[str, str]]]] = {}
-    for r in rows:
-        keys, columns = tables.setdefault(r["table_name"], ([], []))
-        if r["is_key"]:
-            keys.append(r["column_name"])
-        kind = _kind(r["data_type"], r["udt_name"])
-        if kind is not None and r["column_name"] != "workspace_id":
-            columns.append((r["column_name"], kind))
-    return tables
-
-
-def _kind(data_type: str, udt: str) -> str | None:
-    if data_type in ("text", "character varying"):
-        return "text"
-    if data_type in ("json", "jsonb"):
-        return "json"
-    if data_type == "ARRAY" and udt in ("_text", "_varchar"):
-        return "array"
-    if data_type == "ARRAY" and udt in ("_int8", "_int4"):
-        return "array"
-    if data_type in ("bigint", "integer"):
-        return "int"
-    if data_type == "tsvector":
-        return "terms"
-    return None

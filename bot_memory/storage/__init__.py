@@ -3,18 +3,20 @@
 (conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
 paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `operations` (what the operator's command line reads and
-re-arms), `watch` (what the demo, the test kit and the evaluation read to follow memory at work),
-`databases` (databases of their own on a server: the test kit's, created, cloned, dropped),
-`claims` (single-use tickets), `handle` (what an area's statements run on), `schema.sql` (the
-schema and every server function as they are now) and `migrations/` (its history).
+`ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
+erase), `tenancy` (moving a chat's rows between keys), `traces` (where a text or source ID still
+appears), `operations` (what the operator's command line reads and re-arms), `watch` (what the
+demo, the test kit and the evaluation read to follow memory at work), `databases` (databases of
+their own on a server: the test kit's, created, cloned, dropped), `claims` (single-use tickets),
+`handle` (what an area's statements run on), `schema.sql` (the schema and every server function
+as they are now) and `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
 
 from __future__ import annotations
 
-from bot_memory.storage.claims import claim_once, drop_expired_claims
+from bot_memory.storage.claims import Tickets
 from bot_memory.storage.database import (
     Database,
     DatabaseUnavailable,
@@ -34,9 +36,13 @@ from bot_memory.storage.databases import (
     drop_database,
     migrate_database,
 )
-from bot_memory.storage.jobs import Job, Jobs, Snapshot, SnapshotSource, StopKind
+from bot_memory.storage.erasure import Erasure, SweepReport
+from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
+from bot_memory.storage.limits import Limits, recall_limits
 from bot_memory.storage.operations import Operations, OperatorStatus
+from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
+from bot_memory.storage.search import Excerpt, Search
 from bot_memory.storage.store import (
     ChatInfo,
     Closing,
@@ -47,21 +53,15 @@ from bot_memory.storage.store import (
     UsageEntry,
     schedule_scope,
 )
+from bot_memory.storage.tenancy import MoveReport, Tenancy
+from bot_memory.storage.traces import Occurrence, Traces
 from bot_memory.storage.watch import Watch
 from bot_memory.storage.workspace import (
-    RECORD_COLUMNS,
-    RECORD_SOURCES,
-    Limits,
     WorkspaceGone,
     WorkspaceTx,
     WorkspaceView,
     lock_workspace,
     read_workspace,
-    rebuild_missing_recall,
-    recall_limits,
-    record_from_row,
-    scope_from_row,
-    stop_jobs_touching,
 )
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "RECORD_SOURCES",
     "Attempt",
     "AttemptOutcome",
+    "Backlog",
     "BudgetRefused",
     "ChatInfo",
     "Closing",
@@ -77,32 +78,39 @@ __all__ = [
     "DatabaseUrlInvalid",
     "Databases",
     "EmbeddedPostgres",
+    "Erasure",
+    "Excerpt",
     "Job",
     "Jobs",
     "Ledger",
     "Limits",
+    "MoveReport",
     "NotDropped",
+    "Occurrence",
     "Operations",
     "OperatorStatus",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
+    "Search",
     "ServerTooOld",
     "Snapshot",
     "SnapshotSource",
     "SourceMessage",
     "StopKind",
     "Store",
+    "SweepReport",
     "TemplateMissing",
+    "Tenancy",
+    "Tickets",
+    "Traces",
     "UsageEntry",
     "Watch",
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",
     "apply_migrations",
-    "claim_once",
     "drop_database",
-    "drop_expired_claims",
     "is_connection_error",
     "latest_version",
     "lock_workspace",
@@ -110,10 +118,8 @@ __all__ = [
     "migrate_database",
     "money",
     "read_workspace",
-    "rebuild_missing_recall",
     "recall_limits",
     "record_from_row",
     "schedule_scope",
     "scope_from_row",
-    "stop_jobs_touching",
 ]

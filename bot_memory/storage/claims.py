@@ -2,35 +2,40 @@
 serving the same links (the bot's replicas) agree on which use was the first.
 
 The claim is one statement (safe behind a transaction pooler); the worker drops claims an hour
-after their ticket expired (`drop_expired_claims`): by then the ticket itself is refused as
-expired, whatever the clock of the process that reads it.
+after their ticket expired (`Tickets.drop_expired_claims`): by then the ticket itself is refused
+as expired, whatever the clock of the process that reads it.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import asyncpg
+from bot_memory.storage.handle import Handle
 
 # How long a claim outlives its ticket: the processes sharing the database may disagree on the
 # time, and a claim dropped while one of them still takes the ticket would let it be used again.
 KEPT_PAST_EXPIRY = timedelta(hours=1)
 
 
-async def claim_once(pool: asyncpg.Pool, nonce: bytes, expires_at: datetime) -> bool:
-    """True for the first claim of this nonce, False for every later one (anywhere)."""
-    claimed = await pool.fetchval(
-        "INSERT INTO used_tickets (nonce, expires_at) VALUES ($1, $2)"
-        " ON CONFLICT (nonce) DO NOTHING RETURNING true",
-        nonce,
-        expires_at,
-    )
-    return claimed is True
+class Tickets:
+    """The used tickets' nonces (used_tickets)."""
 
+    def __init__(self, on: Handle) -> None:
+        self._on = on
 
-async def drop_expired_claims(pool: asyncpg.Pool, now: datetime) -> int:
-    """Drop the claims of tickets expired more than KEPT_PAST_EXPIRY ago; how many went."""
-    result: str = await pool.execute(
-        "DELETE FROM used_tickets WHERE expires_at < $1", now - KEPT_PAST_EXPIRY
-    )
-    return int(result.split()[-1])
+    async def claim_once(self, nonce: bytes, expires_at: datetime) -> bool:
+        """True for the first claim of this nonce, False for every later one (anywhere)."""
+        claimed = await self._on.fetchval(
+            "INSERT INTO used_tickets (nonce, expires_at) VALUES ($1, $2)"
+            " ON CONFLICT (nonce) DO NOTHING RETURNING true",
+            nonce,
+            expires_at,
+        )
+        return claimed is True
+
+    async def drop_expired_claims(self, now: datetime) -> int:
+        """Drop the claims of tickets expired more than KEPT_PAST_EXPIRY ago; how many went."""
+        result: str = await self._on.execute(
+            "DELETE FROM used_tickets WHERE expires_at < $1", now - KEPT_PAST_EXPIRY
+        )
+        return int(result.split()[-1])

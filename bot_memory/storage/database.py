@@ -9,19 +9,21 @@ import logging
 import re
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import asyncpg
 
 from bot_memory.logs import get_logger
+from bot_memory.metrics import Metrics
 from bot_memory.settings import MemorySettings
+from bot_memory.storage.gated import GatedPool
 from bot_memory.storage.leftover_server import stop_leftover
+from bot_memory.storage.limits import Limits
 from bot_memory.storage.store import Store
-from bot_memory.storage.workspace import Limits
 
 log = get_logger(__name__)
 
@@ -322,10 +324,22 @@ class Database:
         pool, worker_pool = pools
         return cls(url=url, pool=pool, worker_pool=worker_pool, embedded=embedded)
 
-    def store(self, *, limits: Limits | None = None) -> Store:
-        """A Store on the ingress and tools pool (the operator's commands read and change
-        through it)."""
+    def store(self, limits: Limits) -> Store:
+        """A store on the main pool: ingress, tools, control, the host's calls."""
         return Store(self.pool, limits=limits)
+
+    def worker_store(
+        self, limits: Limits, *, wait: Callable[[], Awaitable[None]] | None = None
+    ) -> Store:
+        """A store on the worker's own pool, so ingress never waits for the pipeline; `wait`
+        is awaited before each of its statements and acquires (the worker in the bot's process
+        steps aside while messages are handled)."""
+        pool = self.worker_pool if wait is None else GatedPool(self.worker_pool, wait)
+        return Store(cast(asyncpg.Pool, pool), limits=limits)
+
+    def watch_pools(self, metrics: Metrics) -> None:
+        """The pools' use, read at each scrape."""
+        metrics.watch_pools({"main": self.pool, "worker": self.worker_pool})
 
     async def close(self) -> None:
         await self.worker_pool.close()

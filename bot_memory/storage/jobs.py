@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot_memory.models import Pin
 from bot_memory.records import content_hash
+from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle, connection
 
 Phase = Literal["extract", "consolidate", "done", "failed", "stopped"]
@@ -105,6 +108,32 @@ class Job(BaseModel):
             checkpoint=json.loads(row["checkpoint"]),
             last_error=row["last_error"],
         )
+
+
+# Jobs by phase (finished ones stay a week: finished_job_retention_days), and the oldest due
+# job (not finished, its next attempt due) and scope (its wake-up due), by the indexes on them.
+_BACKLOG = """
+SELECT
+    (SELECT coalesce(jsonb_object_agg(phase, n), '{}'::jsonb)
+       FROM (SELECT phase, count(*) AS n FROM memory_jobs GROUP BY phase) AS j) AS jobs,
+    (SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM memory_jobs
+      WHERE phase IN ('extract', 'consolidate') AND next_attempt_at <= now()) AS job_lag,
+    (SELECT extract(epoch FROM now() - min(due_at)) FROM memory_scopes
+      WHERE due_at IS NOT NULL AND due_at <= now()) AS scope_lag
+"""
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """How far behind the pipeline is, for the metrics."""
+
+    jobs: dict[str, int]  # phase -> jobs
+    lag_seconds: float  # age of the oldest due job or scope; 0 when none is due
+
+
+def snapshot_sources(job: Job) -> str:
+    """The job's sources as the server-side checks read them (in snapshot order)."""
+    return json.dumps([{"message_id": s.message_id, "hash": s.hash} for s in job.snapshot.sources])
 
 
 # What a scope's bot calls now: the model its process last started with (setup() records it),
@@ -399,6 +428,46 @@ class Jobs:
             refund,
         )
         job.phase = "stopped"
+
+    async def input_problem(self, job: Job, at: datetime) -> tuple[StopKind, str] | None:
+        """Why the job's input no longer holds at `at` (memory off, the bot gone, a source
+        edited, erased, forgotten or past its retention boundary), or None while it holds."""
+        row = await self._on.fetchrow(
+            "SELECT kind, problem FROM bm_input_problem_v2($1, $2, $3::jsonb, $4)",
+            job.workspace,
+            job.scope_key,
+            snapshot_sources(job),
+            at,
+        )
+        if row is None or row["problem"] is None:
+            return None
+        return row["kind"], row["problem"]
+
+    async def backlog(self, *, timeout: float) -> Backlog:  # noqa: ASYNC109
+        """Jobs by phase and the age of the oldest due work, in one statement."""
+        row = await self._on.fetchrow(_BACKLOG, timeout=timeout)
+        assert row is not None
+        jobs = row["jobs"]
+        if isinstance(jobs, str):
+            jobs = json.loads(jobs)
+        lags = [float(v) for v in (row["job_lag"], row["scope_lag"]) if v is not None]
+        return Backlog(jobs={k: int(v) for k, v in jobs.items()}, lag_seconds=max([0.0, *lags]))
+
+    async def stop_touching(
+        self, scope: Scope, message_ids: Iterable[int] | None, reason: str
+    ) -> int:
+        """Stop a scope's active jobs that hold these sources (all of them when None), and every
+        consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
+        running one loses ownership and cannot commit. Inside the workspace lock."""
+        ids = None if message_ids is None else sorted(set(message_ids))
+        stopped: int = await self._on.fetchval(
+            "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
+            scope.workspace,
+            scope.key,
+            ids,
+            reason,
+        )
+        return stopped
 
     async def drop_finished(self, before: datetime) -> int:
         """Drop the rows of jobs that finished before then; how many went."""

@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle, connection
-from bot_memory.storage.workspace import WorkspaceView, _json, read_workspace, scope_from_row
+from bot_memory.storage.rows import _json, scope_from_row
+from bot_memory.storage.workspace import WorkspaceView, read_workspace
 
 
 @dataclass(frozen=True)

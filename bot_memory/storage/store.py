@@ -12,16 +12,23 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 import asyncpg
 
-from bot_memory.records import RecallRow, content_hash, source_id
+from bot_memory.records import MemoryRecord, RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
+from bot_memory.storage.claims import Tickets
+from bot_memory.storage.commits import Commits
+from bot_memory.storage.erasure import Erasure
 from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
+from bot_memory.storage.limits import Limits
 from bot_memory.storage.operations import Operations
+from bot_memory.storage.planning import Planning
+from bot_memory.storage.rows import RECORD_COLUMNS, record_from_row
+from bot_memory.storage.search import Search
 from bot_memory.storage.statements import (
     CLOSE,
     GIVEN,
@@ -32,13 +39,16 @@ from bot_memory.storage.statements import (
     closing_args,
     ledger_values,
 )
+from bot_memory.storage.tenancy import Tenancy
+from bot_memory.storage.traces import Traces
 from bot_memory.storage.watch import Watch
+from bot_memory.storage.workers import Workers
 from bot_memory.storage.workspace import (
-    Limits,
     WorkspaceTx,
     WorkspaceView,
     locked_workspace,
     read_workspace,
+    rebuild_missing_recall,
     workspace_transaction,
 )
 from bot_memory.terms import record_vector, text_vector
@@ -130,6 +140,12 @@ class ScopeSummary:
 
 
 @dataclass(frozen=True)
+class Switches:
+    enabled: bool  # memory on in the scope
+    suspended: bool  # the bot left the chat
+
+
+@dataclass(frozen=True)
 class ChatInfo:
     bot_id: int
     chat_id: int
@@ -147,11 +163,57 @@ class Store:
     def __init__(self, pool: Handle, *, limits: Limits | None = None) -> None:
         self.pool = pool
         self.limits = limits or Limits()
-        self.jobs = Jobs(pool)
-        self.ledger = Ledger(pool)
-        self.operations = Operations(pool)
-        self.watch = Watch(pool)
         self._known_workspaces: set[str] = set()  # exist (as far as this process knows)
+
+    # --- the areas, each on what this store runs on -----------------------------------------
+
+    @property
+    def jobs(self) -> Jobs:
+        return Jobs(self.pool)
+
+    @property
+    def ledger(self) -> Ledger:
+        return Ledger(self.pool)
+
+    @property
+    def erasure(self) -> Erasure:
+        return Erasure(self.pool, self.limits)
+
+    @property
+    def tenancy(self) -> Tenancy:
+        return Tenancy(self.pool, self.limits)
+
+    @property
+    def traces(self) -> Traces:
+        return Traces(self.pool)
+
+    @property
+    def commits(self) -> Commits:
+        return Commits(self.pool, self.limits)
+
+    @property
+    def planning(self) -> Planning:
+        return Planning(self.pool)
+
+    @property
+    def search(self) -> Search:
+        return Search(self.pool)
+
+    @property
+    def tickets(self) -> Tickets:
+        return Tickets(self.pool)
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self.pool)
+
+    @property
+    def operations(self) -> Operations:
+        return Operations(self.pool)
+
+    @property
+    def watch(self) -> Watch:
+        return Watch(self.pool)
 
     async def _ensure_workspace(self, workspace: str) -> None:
         """Ingress creates workspaces (nothing else does): once per workspace and process."""
@@ -191,7 +253,34 @@ class Store:
         async with connection(self.pool) as conn:
             return await read_workspace(conn, workspace)
 
+    async def ping(self) -> None:
+        """The database answers (the health check)."""
+        await self.pool.fetchval("SELECT 1")
+
+    async def rebuild_missing_recall(self) -> int:
+        """Recall rows are derived: scopes with records but no row yet (migrated data) get one."""
+        return await rebuild_missing_recall(self.pool, self.limits)
+
     # --- chats ------------------------------------------------------------------------------
+
+    async def set_bot_active(self, bot_id: int, chat_id: int, active: bool) -> None:
+        """The bot is in the chat (added back), or not (it left or was removed)."""
+        await self.pool.execute(
+            "UPDATE chats SET bot_active = $3, updated_at = now() WHERE bot_id = $1"
+            " AND chat_id = $2",
+            bot_id,
+            chat_id,
+            active,
+        )
+
+    async def chat_migrated(self, bot_id: int, old_chat_id: int, new_chat_id: int) -> None:
+        """A group became a supergroup: its old ID points at the new one."""
+        await self.pool.execute(
+            "UPDATE chats SET migrated_to = $3 WHERE bot_id = $1 AND chat_id = $2",
+            bot_id,
+            old_chat_id,
+            new_chat_id,
+        )
 
     async def chat(self, bot_id: int, chat_id: int) -> ChatInfo | None:
         row = await self.pool.fetchrow(
@@ -495,10 +584,10 @@ class Store:
         source_ids: list[str],
         memory_ids: list[str],
         *,
-        conn: asyncpg.Connection | None = None,
+        within: WorkspaceTx | None = None,
     ) -> None:
         """Returned sources enter the request's citation set; returned records count as given."""
-        await (conn or self.pool).execute(
+        await (within.conn if within else self.pool).execute(
             "UPDATE requests SET citation_source_ids = ARRAY(SELECT DISTINCT unnest("
             "citation_source_ids || $3::text[])), recall_memory_ids = ARRAY(SELECT DISTINCT"
             " unnest(recall_memory_ids || $4::text[])) WHERE workspace_id = $1 AND id = $2",
@@ -554,11 +643,34 @@ class Store:
         )
         return {r["id"]: r["telegram_message_id"] for r in rows}
 
+    async def tool_result(self, source: SourceMessage, call_id: str) -> dict[str, Any] | None:
+        """What a tool call of this request returned the first time (None: not made yet)."""
+        raw = await self.pool.fetchval(
+            "SELECT result FROM tool_calls WHERE workspace_id = $1 AND request_id = $2"
+            " AND call_id = $3",
+            source.scope.workspace,
+            source.request_id,
+            call_id,
+        )
+        return None if raw is None else dict(json.loads(raw))
+
+    async def keep_tool_result(
+        self, source: SourceMessage, call_id: str, name: str, result: dict[str, Any]
+    ) -> None:
+        """The first result of a tool call, returned again when the call is replayed."""
+        await self.pool.execute(
+            "INSERT INTO tool_calls (workspace_id, request_id, call_id, name, result)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT DO NOTHING",
+            source.scope.workspace,
+            source.request_id,
+            call_id,
+            name,
+            json.dumps(result),
+        )
+
     # --- usage and budgets --------------------------------------------------------------------
 
-    async def record_usage(
-        self, entry: UsageEntry, *, conn: asyncpg.Connection | None = None
-    ) -> bool:
+    async def record_usage(self, entry: UsageEntry, *, within: WorkspaceTx | None = None) -> bool:
         """Append to the ledger and charge the request and workspace; False if a replay.
         (Billed model calls go through ledger.py's attempts; this is for tool calls and
         a host's own calls, recorded after the fact.)"""
@@ -587,8 +699,8 @@ class Store:
                 )
                 return True
 
-        if conn is not None:
-            return await write(conn)
+        if within is not None:
+            return await write(within.conn)
         async with connection(self.pool) as c:
             return await write(c)
 
@@ -662,12 +774,12 @@ class Store:
         source_ids: list[str],
         now: datetime,
         *,
-        conn: asyncpg.Connection | None = None,
+        within: WorkspaceTx | None = None,
         usage: UsageEntry | None = None,
     ) -> None:
         """Records a tool returned: they count as used (retention), as given to the request,
         and their sources enter its citation set (in the transaction that read them, when
-        given: an erasure then sees the citation, or the read does not see the record).
+        `within`: an erasure then sees the citation, or the read does not see the record).
         `usage`: the tool call's line in the ledger (nothing charged), in the same statement."""
         args: tuple[object, ...] = (
             source.scope.workspace,
@@ -682,7 +794,7 @@ class Store:
                 raise ValueError("only an uncharged line of this request rides along")
             statement = GIVEN_AND_NOTED
             args += ledger_values(usage)
-        await (conn or self.pool).execute(statement, *args)
+        await (within.conn if within else self.pool).execute(statement, *args)
 
     async def prunable_workspaces(
         self, unused_since: datetime, now: datetime, *, limit: int = 200
@@ -731,6 +843,59 @@ class Store:
             )
             filled += len(messages)
         return filled
+
+    async def current_records(
+        self, workspace: str, scope_key: str, at: datetime, *, limit: int
+    ) -> list[MemoryRecord]:
+        """A scope's records that hold at `at` (valid, available, not replaced), newest first,
+        without their sources."""
+        rows = await self.pool.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE r.workspace_id = $1"
+            " AND r.scope_key = $2"
+            " AND r.valid AND r.replaced_by IS NULL"
+            " AND (r.available_until IS NULL OR r.available_until > $3)"
+            " ORDER BY r.created_at DESC, r.id DESC LIMIT $4",
+            workspace,
+            scope_key,
+            at,
+            limit,
+        )
+        return [record_from_row(r) for r in rows]
+
+    async def available_of(self, workspace: str, ids: list[str], at: datetime) -> set[str]:
+        """Which of these records are valid and retained at `at` (for in-flight rechecks)."""
+        rows = await self.pool.fetch(
+            "SELECT id FROM memory_records WHERE workspace_id = $1 AND id = ANY($2::text[])"
+            " AND valid AND (available_until IS NULL OR available_until > $3)",
+            workspace,
+            ids,
+            at,
+        )
+        return {r["id"] for r in rows}
+
+    async def current_of(self, workspace: str, ids: list[str], at: datetime) -> list[MemoryRecord]:
+        """Those of these records that hold at `at` (valid, available, not replaced), newest
+        first, without their sources."""
+        rows = await self.pool.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM memory_records r"
+            " WHERE r.workspace_id = $1 AND r.id = ANY($2::text[]) AND r.valid"
+            " AND (r.available_until IS NULL OR r.available_until > $3)"
+            " AND r.replaced_by IS NULL ORDER BY r.created_at DESC, r.id DESC",
+            workspace,
+            ids,
+            at,
+        )
+        return [record_from_row(r) for r in rows]
+
+    async def switches(self, scope: Scope) -> Switches | None:
+        """The scope's switches (None: nothing stored for it yet)."""
+        row = await self.pool.fetchrow(
+            "SELECT enabled, suspended FROM memory_scopes WHERE workspace_id = $1"
+            " AND scope_key = $2",
+            scope.workspace,
+            scope.key,
+        )
+        return None if row is None else Switches(row["enabled"], row["suspended"])
 
     # --- recall -------------------------------------------------------------------------------
 

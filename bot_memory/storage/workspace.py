@@ -13,7 +13,7 @@ erasure, an extraction) are each one function, called from their modules.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,16 +22,25 @@ from typing import Any
 import asyncpg
 
 from bot_memory.records import (
-    RECALL_SUMMARY_CHARS,
     MemoryRecord,
-    ScopeIndex,
     ScopeState,
-    SourceRef,
+    content_hash,
 )
 from bot_memory.scopes import Scope
+from bot_memory.storage.forgetting import Forgetting
 from bot_memory.storage.handle import Handle, connection
 from bot_memory.storage.jobs import Jobs
-from bot_memory.terms import record_vector
+from bot_memory.storage.limits import Limits, recall_limits
+from bot_memory.storage.planning import Planning
+from bot_memory.storage.rows import (
+    RECORD_COLUMNS,
+    RECORD_SOURCES,
+    SCOPE_COLUMNS,
+    record_from_row,
+    scope_from_row,
+)
+from bot_memory.storage.search import Search
+from bot_memory.terms import record_vector, text_vector
 
 
 class WorkspaceGone(RuntimeError):
@@ -40,90 +49,6 @@ class WorkspaceGone(RuntimeError):
 
 class _Undo(Exception):
     """Raised inside the transaction to roll it back (see WorkspaceTx.undo)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    directory_max: int = 8
-    max_records: int = 256
-    max_share: float = 0.5  # of max_records, per scope or speaker, while the cap evicts
-    inactive_days: int = 30
-    consolidation_max_candidates: int = 48
-
-
-# A record as `record_from_row` reads it, from `memory_records r`: its columns, and its sources
-# as JSON (its own first, then those inherited, each in message order; bm_records_json reads
-# the same on the server, and a test holds the two to each other).
-RECORD_COLUMNS = (
-    "r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids, r.cited,"
-    " r.derived_from, r.created_at, r.last_used_at, r.valid, r.invalid_reason,"
-    " r.available_until, r.replaced_by, r.replaced_at"
-)
-RECORD_SOURCES = (
-    "coalesce((SELECT json_agg(json_build_object('message_id', s.message_id, 'hash', s.hash,"
-    " 'speaker_id', s.speaker_id, 'thread_id', s.thread_id, 'role', s.role,"
-    " 'inherited', s.inherited) ORDER BY s.inherited, s.message_id) FROM record_sources s"
-    " WHERE s.workspace_id = r.workspace_id AND s.record_id = r.id), '[]') AS sources"
-)
-_SCOPE_COLUMNS = (
-    "scope_key, kind, bot_id, chat_id, user_id, topic_id, enabled, suspended, off_since,"
-    " off_ranges, extracted_through, index_text, index_ids, index_built_at, index_pending,"
-    " index_candidates"
-)
-
-
-def record_from_row(row: asyncpg.Record) -> MemoryRecord:
-    sources = row.get("sources")
-    return MemoryRecord(
-        id=row["id"],
-        scope_key=row["scope_key"],
-        origin=row["origin"],
-        title=row["title"],
-        summary=row["summary"],
-        speaker_ids=list(row["speaker_ids"]),
-        thread_ids=list(row["thread_ids"]),
-        sources=[SourceRef.model_validate(s) for s in json.loads(sources)] if sources else [],
-        cited=list(row["cited"]),
-        derived_from=list(row["derived_from"]),
-        created_at=row["created_at"],
-        last_used_at=row["last_used_at"],
-        valid=row["valid"],
-        invalid_reason=row["invalid_reason"],
-        available_until=row["available_until"],
-        replaced_by=row["replaced_by"],
-        replaced_at=row["replaced_at"],
-    )
-
-
-def scope_from_row(workspace: str, row: Mapping[str, Any]) -> ScopeState:
-    """A scope's state from its row (or the row as JSON: ranges as a list, times as text)."""
-    scope = Scope(
-        workspace=workspace,
-        bot_id=row["bot_id"],
-        kind=row["kind"],
-        chat_id=row["chat_id"],
-        user_id=row["user_id"],
-        topic_id=row["topic_id"],
-    )
-    return ScopeState(
-        scope=scope,
-        enabled=row["enabled"],
-        suspended=row["suspended"],
-        off_since=row["off_since"],
-        off_ranges=[tuple(r) for r in _json(row["off_ranges"])],
-        extracted_through=row["extracted_through"],
-        index=ScopeIndex(
-            text=row["index_text"],
-            memory_ids=list(row["index_ids"]),
-            candidates=list(row["index_candidates"]),
-            built_at=row["index_built_at"],
-            pending=row["index_pending"],
-        ),
-    )
-
-
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 @dataclass
@@ -147,7 +72,7 @@ async def read_workspace(conn: asyncpg.Connection, workspace: str) -> WorkspaceV
         scopes = {
             r["scope_key"]: scope_from_row(workspace, r)
             for r in await conn.fetch(
-                f"SELECT {_SCOPE_COLUMNS} FROM memory_scopes WHERE workspace_id = $1", workspace
+                f"SELECT {SCOPE_COLUMNS} FROM memory_scopes WHERE workspace_id = $1", workspace
             )
         }
         records = {
@@ -186,6 +111,21 @@ class WorkspaceTx:
         """The job rows, inside this transaction (after the workspace row: the lock order)."""
         return Jobs(self.conn)
 
+    @property
+    def search(self) -> Search:
+        """What the read tools find, read under the lock (erasure sees their citations)."""
+        return Search(self.conn)
+
+    @property
+    def forgetting(self) -> Forgetting:
+        """A forget's reach and the forget itself, in this transaction."""
+        return Forgetting(self)
+
+    @property
+    def planning(self) -> Planning:
+        """The planner's reads and the scopes' wake-ups, inside this transaction."""
+        return Planning(self.conn)
+
     async def lock(self, *, create: bool = False, scope_key: str | None = None) -> None:
         """Lock the workspace row FOR NO KEY UPDATE and read `scope_key`'s state in the same
         trip (after the lock: whatever the previous holder wrote is seen).
@@ -217,8 +157,7 @@ class WorkspaceTx:
         if key in self._scopes:
             return self._scopes[key]
         row = await self.conn.fetchrow(
-            f"SELECT {_SCOPE_COLUMNS} FROM memory_scopes WHERE workspace_id = $1"
-            " AND scope_key = $2",
+            f"SELECT {SCOPE_COLUMNS} FROM memory_scopes WHERE workspace_id = $1 AND scope_key = $2",
             self.workspace,
             key,
         )
@@ -228,7 +167,7 @@ class WorkspaceTx:
 
     async def scopes_of_chat(self, bot_id: int, chat_id: int) -> list[ScopeState]:
         rows = await self.conn.fetch(
-            f"SELECT {_SCOPE_COLUMNS} FROM memory_scopes WHERE workspace_id = $1"
+            f"SELECT {SCOPE_COLUMNS} FROM memory_scopes WHERE workspace_id = $1"
             " AND bot_id = $2 AND chat_id = $3 ORDER BY scope_key",
             self.workspace,
             bot_id,
@@ -275,6 +214,18 @@ class WorkspaceTx:
     def undo(self) -> None:
         """Roll the transaction back on the way out: what it did changes nothing after all."""
         self.undone = True
+
+    async def drop_empty_scopes(self, scope_keys: Iterable[str]) -> int:
+        """Scopes with nothing stored (no records, tombstones or retained messages) and default
+        switches are dropped, so the per-scope rows of a workspace stay bounded."""
+        keys = sorted(scope_keys)
+        if not keys:
+            return 0
+        dropped: list[str] = await self.conn.fetchval(
+            "SELECT bm_drop_empty_scopes($1, $2::text[])", self.workspace, keys
+        )
+        self.discard(*dropped)
+        return len(dropped)
 
     # --- records --------------------------------------------------------------------------
 
@@ -422,6 +373,58 @@ class WorkspaceTx:
         self.changed = True
         return int(row["added"])
 
+    # --- messages: edits and retention boundaries (retention/sweeps.py decides) -------------
+
+    async def edit_message(
+        self, *, bot_id: int, chat_id: int, telegram_message_id: int, text: str
+    ) -> tuple[int, str] | None:
+        """Keep a recorded message's new text (its hash and search terms with it), if it still
+        has a text and that changed: (message ID, scope key), or None."""
+        row = await self.conn.fetchrow(
+            "UPDATE messages SET text = $5, content_hash = $6, edited_at = now(),"
+            " search = $7::tsvector WHERE workspace_id = $1 AND bot_id = $2"
+            " AND chat_id = $3"
+            " AND telegram_message_id = $4 AND text IS NOT NULL AND content_hash <> $6"
+            " RETURNING id, scope_key",
+            self.workspace,
+            bot_id,
+            chat_id,
+            telegram_message_id,
+            text,
+            content_hash(text),
+            text_vector(text),
+        )
+        return None if row is None else (row["id"], row["scope_key"])
+
+    async def derived_closure(self, message_ids: set[int]) -> set[int]:
+        """These messages and every answer derived from them, and from those, to a fixed point."""
+        # Answers derived from records built on answers: a record's sources include answers, and
+        # an answer's dependencies are the sources of the records it was given.
+        reached: list[int] = await self.conn.fetchval(
+            "SELECT bm_derived_closure($1, $2::bigint[])", self.workspace, sorted(message_ids)
+        )
+        return set(reached)
+
+    async def shorten_retention(self, message_ids: Iterable[int], until: datetime) -> None:
+        """These messages are kept no longer than `until` (never longer than they were)."""
+        await self.conn.execute(
+            "UPDATE messages SET retain_until = least(retain_until, $3) WHERE workspace_id = $1"
+            " AND id = ANY($2::bigint[])",
+            self.workspace,
+            sorted(message_ids),
+            until,
+        )
+
+    async def shorten_availability(self, record_ids: Iterable[str], until: datetime) -> None:
+        """These records are available no longer than `until` (never longer than they were)."""
+        await self.conn.execute(
+            "UPDATE memory_records SET available_until = least(available_until, $3)"
+            " WHERE workspace_id = $1 AND id = ANY($2::text[])",
+            self.workspace,
+            list(record_ids),
+            until,
+        )
+
     # --- writing back ---------------------------------------------------------------------
 
     def write_back(self) -> tuple[str, list[str]]:
@@ -448,11 +451,6 @@ class WorkspaceTx:
             touched,
             *recall_limits(self.limits),
         )
-
-
-def recall_limits(limits: Limits) -> tuple[int, int]:
-    """What a recall row is derived with: the directory's length and a summary's share."""
-    return limits.directory_max, RECALL_SUMMARY_CHARS
 
 
 def _scope_json(state: ScopeState) -> dict[str, Any]:
@@ -543,20 +541,3 @@ async def rebuild_missing_recall(pool: asyncpg.Pool, limits: Limits) -> int:
             if state is not None:
                 tx.save(state)
     return len(rows)
-
-
-async def stop_jobs_touching(
-    conn: asyncpg.Connection, scope: Scope, message_ids: Iterable[int] | None, reason: str
-) -> int:
-    """Stop a scope's active jobs that hold these sources (all of them when None), and every
-    consolidation of the scope, clearing their checkpoints; in flight or not. A worker still
-    running one loses ownership and cannot commit. Inside the workspace lock."""
-    ids = None if message_ids is None else sorted(set(message_ids))
-    stopped: int = await conn.fetchval(
-        "SELECT bm_stop_jobs_touching($1, $2, $3::bigint[], $4)",
-        scope.workspace,
-        scope.key,
-        ids,
-        reason,
-    )
-    return stopped

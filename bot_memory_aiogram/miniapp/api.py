@@ -30,7 +30,6 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot_memory.access import Gate, Membership, Requester
-from bot_memory.agent import record_view
 from bot_memory.cli import operations as operator
 from bot_memory.control import (
     ControlResult,
@@ -42,10 +41,10 @@ from bot_memory.control import (
 )
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
-from bot_memory.retrieval import find_records
+from bot_memory.retrieval import Reader
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
-from bot_memory.storage import WorkspaceGone, claim_once, is_connection_error
+from bot_memory.storage import WorkspaceGone, is_connection_error
 from bot_memory_aiogram import display
 from bot_memory_aiogram.i18n import Texts
 from bot_memory_aiogram.middleware.memory import MemoryMiddleware, member_lookup
@@ -329,34 +328,13 @@ class MiniAppApi:
     async def _readable(
         self, c: Caller, query: str | None, offset: int, limit: int, now: datetime
     ) -> tuple[str, list[MemoryRecord], bool]:
-        """One page of the records the caller may read: the same search as query_memories
-        (`find_records`), filtered by the host's read grants."""
-        store = self.memory.store
-        if self.memory.access.can_read is None:
-            standing, found = await find_records(
-                store.pool,
-                c.scope,
-                query=query,
-                record_id=None,
-                now=now,
-                limit=limit + 1,
-                offset=offset,
-                while_off=True,
-                replaced=True,  # shown, marked, until pruned or forgotten
-            )
-            return standing, found[:limit], len(found) > limit
-        standing, every = await find_records(
-            store.pool,
-            c.scope,
-            query=query,
-            record_id=None,
-            now=now,
-            limit=self.settings.workspace_max_records,
-            while_off=True,
-            replaced=True,
-        )
-        readable = [r for r in every if await c.gate.readable(record_view(r))]
-        return standing, readable[offset : offset + limit], len(readable) > offset + limit
+        """One page of the records the caller may read (the read model the chat's screen and
+        query_memories share: the same search, the host's read grants)."""
+        page = await self._reader(c).page(now, query=query, offset=offset, limit=limit)
+        return page.standing, page.records, page.more
+
+    def _reader(self, c: Caller) -> Reader:
+        return Reader(self.memory.store.search, c.scope, c.gate)
 
     async def _records_json(self, c: Caller, records: list[MemoryRecord]) -> list[dict[str, Any]]:
         store = self.memory.store
@@ -413,18 +391,9 @@ class MiniAppApi:
         ids = list(dict.fromkeys(body.ids))
         if len(ids) > self.settings.miniapp_max_selection:
             raise Refusal(400, "too_many", "page-error-request")
+        reader = self._reader(c)
         for rid in ids:
-            _, found = await find_records(
-                self.memory.store.pool,
-                c.scope,
-                query=None,
-                record_id=rid,
-                now=now,
-                limit=1,
-                while_off=True,
-                replaced=True,
-            )
-            if not found or not await c.gate.readable(record_view(found[0])):
+            if await reader.one(rid, now) is None:
                 raise Refusal(404, "gone", "screen-gone")
         return ids
 
@@ -437,7 +406,8 @@ class MiniAppApi:
         if shown.refused and (admin := await c.gate.promoted(c.who)):  # as `acting` does
             shown = await forget_preview(store, scope, ids, actor_id=actor, who=admin)
             c = Caller(c.user, c.language, scope, c.gate, admin)
-        visible = [r for r in shown.reached if await c.gate.readable(record_view(r))]
+        reader = self._reader(c)
+        visible = [r for r in shown.reached if await reader.readable(r)]
         body: dict[str, Any] = {
             "records": await self._records_json(c, visible),
             "hidden": len(shown.reached) - len(visible),
@@ -575,24 +545,16 @@ class MiniAppApi:
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
         if not (await gate.membership(fresh=True)).member:
             raise Refusal(403, "not_member", "memory-not-member")
-        _, every = await find_records(
-            self.memory.store.pool,
-            scope,
-            query=None,
-            record_id=None,
-            now=now,
-            limit=self.settings.workspace_max_records,
-            while_off=True,
-            replaced=True,
-        )
+        reader = Reader(self.memory.store.search, scope, gate)
+        every = await reader.every(now, most=self.settings.workspace_max_records)
         lines = [
             json.dumps(operator.export_line(scope.workspace, r), ensure_ascii=False)
-            for r in sorted(every, key=lambda r: (r.created_at, r.id))
-            if operator.may_take(r, scope, ticket.user_id) and await gate.readable(record_view(r))
+            for r in sorted(every.records, key=lambda r: (r.created_at, r.id))
+            if operator.may_take(r, scope, ticket.user_id)
         ]
         # Claimed last: a download that failed before this (the database away) may be retried.
-        if not await claim_once(
-            self.memory.store.pool, ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
+        if not await self.memory.store.tickets.claim_once(
+            ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
         ):
             raise Refusal(410, "link_used", "page-error-link-used")
         log.info("memory.miniapp_export", scope=scope.key, records=len(lines), bearer=ticket.bearer)

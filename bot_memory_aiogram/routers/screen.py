@@ -10,6 +10,7 @@ within Telegram's 64 bytes; a record that is gone or a forged button gets a shor
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -21,13 +22,12 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from aiogram.utils.formatting import Bold, Italic, Text, as_line, as_list
 from pydantic import field_validator
 
-from bot_memory.access import Gate, Requester
-from bot_memory.agent import record_view
+from bot_memory.access import Gate, Membership, Requester
 from bot_memory.control import acting, forget_record, switch
 from bot_memory.intents import recognize
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
-from bot_memory.retrieval import find_records
+from bot_memory.retrieval import Reader
 from bot_memory.service import Memory
 from bot_memory.storage import ScopeSummary
 from bot_memory_aiogram import display
@@ -157,113 +157,10 @@ def confirm(
 
 def screen_router(middleware: MemoryMiddleware) -> Router:
     router = Router(name="bot_memory.screen")
-
-    async def page_of(memory: Memory, gate: Gate, page: int, *, admin: bool, topic: bool) -> Page:
-        scope = gate.scope
-        now = datetime.now(UTC)
-        summary = await memory.store.summary(scope, now)
-        known: dict[str, MemoryRecord] | None = None  # None: look up what is not on the page
-        if memory.access.can_read is None:
-            pages = max(1, -(-summary.records // PAGE))
-            page = min(max(page, 0), pages - 1)
-            _, records = await find_records(
-                memory.store.pool,
-                scope,
-                query=None,
-                record_id=None,
-                now=now,
-                limit=PAGE,
-                offset=page * PAGE,
-                while_off=True,  # what is kept while memory is off can be seen and forgotten
-                replaced=True,  # shown, marked, until pruned or forgotten
-            )
-        else:  # the host's read grants: list only what the one acting may read
-            _, every = await find_records(
-                memory.store.pool,
-                scope,
-                query=None,
-                record_id=None,
-                now=now,
-                limit=summary.records + PAGE,
-                while_off=True,
-                replaced=True,
-            )
-            readable = [r for r in every if await gate.readable(record_view(r))]
-            summary = dataclasses.replace(summary, records=len(readable))
-            pages = max(1, -(-len(readable) // PAGE))
-            page = min(max(page, 0), pages - 1)
-            records = readable[page * PAGE : (page + 1) * PAGE]
-            known = {r.id: r for r in readable}  # anything else the reader may not read
-        newer = await newer_texts(memory, gate, records, known, now)
-        return Page(
-            records=records,
-            page=page,
-            pages=pages,
-            summary=summary,
-            admin=admin,
-            private=scope.is_private,
-            topic=topic,
-            budget_usd=memory.settings.workspace_budget_usd,
-            newer=newer,
-        )
-
-    async def newer_texts(
-        memory: Memory,
-        gate: Gate,
-        records: list[MemoryRecord],
-        known: dict[str, MemoryRecord] | None,
-        now: datetime,
-    ) -> dict[str, str]:
-        """The text of each memory that replaced one on the page, if it is still there and the
-        reader may read it (`known`: every record they may read, when the host's grants decide;
-        else a record off the page is looked up)."""
-        on_page = {r.id: r for r in records}
-        found: dict[str, str] = {}
-        for rid in sorted({r.replaced_by for r in records if r.replaced_by}):
-            newer = (on_page if known is None else known).get(rid)
-            if newer is None and known is None:
-                _, hits = await find_records(
-                    memory.store.pool,
-                    gate.scope,
-                    query=None,
-                    record_id=rid,
-                    now=now,
-                    limit=1,
-                    while_off=True,
-                    replaced=True,
-                )
-                newer = hits[0] if hits and await gate.readable(record_view(hits[0])) else None
-            if newer is not None:
-                found[rid] = display.cut(display.summary(newer), NEWER_CHARS)
-        return found
-
-    @router.message(Command("memory"), Directed())
-    async def open_screen(
-        message: Message,
-        command: CommandObject,
-        bot: Bot,
-        memory: Memory,
-        memory_gate: Gate,
-        memory_texts: Texts,
-        memory_names: dict[int, str],
-    ) -> None:
-        if command.args and recognize(message.text or ""):
-            return  # "/memory off" is a request; the requests router had its turn (states)
-        language = memory_texts.language(message)
-        who = await memory_gate.membership()
-        if not who.member:
-            await message.answer(memory_texts(language, "memory-not-member"))
-            return
-        p = await page_of(
-            memory, memory_gate, 0, admin=who.admin, topic=bool(message.chat.is_forum)
-        )
-        owner = memory_gate.requester.user_id
-        text, markup = render(p, memory_texts, language, memory_names, owner)
-        markup = with_app_button(markup, memory, memory_gate.scope, memory_texts, language)
-        await message.answer(**text.as_kwargs(), reply_markup=markup)
+    router.message(Command("memory"), Directed())(open_screen)
 
     @router.callback_query(MemoryScreen.filter())
-    async def press(
+    async def pressed(
         query: CallbackQuery,
         callback_data: MemoryScreen,
         bot: Bot,
@@ -271,112 +168,235 @@ def screen_router(middleware: MemoryMiddleware) -> Router:
         memory_texts: Texts,
         memory_names: dict[int, str],
     ) -> None:
-        message = query.message
-        language = memory_texts.for_user(query.from_user)
-
-        async def alert(key: str) -> None:
-            await query.answer(memory_texts(language, key), show_alert=True)
-
-        if not isinstance(message, Message) or not on_message(message, query.data):
-            log.info("memory.screen_refused", reason="not a button of this message")
-            return await alert("screen-invalid")
-        chat = message.chat
-        thread = message.message_thread_id if message.is_topic_message else None
-        scope = await middleware.scope_for(bot, chat, query.from_user, thread)
-        if scope is None:
-            return await alert("screen-invalid")
-        requester = Requester(user_id=query.from_user.id, chat_id=chat.id)
-        gate = Gate(memory.access, scope, requester, member_lookup(bot))
-        who = await gate.membership()
-        presser = query.from_user.id
-        if scope.is_private and presser != scope.user_id:
-            return await alert("screen-not-yours")
-        if not scope.is_private and presser != callback_data.owner and not who.admin:
-            log.info("memory.screen_refused", scope=scope.key, reason="not the opener or an admin")
-            return await alert("screen-not-yours")
-        if not who.member:
-            return await alert("memory-not-member")
-        topic = bool(chat.is_forum)
-        notice = ""
-        now = datetime.now(UTC)
-        act = callback_data.act
-        if act == "s":
-            # Fresh: spend is for admins now, not for whoever the cache remembers as one.
-            fresh = await gate.confirmed(who)
-            if not fresh.admin:
-                return await alert("memory-not-allowed")
-            summary = await memory.store.summary(scope, now)
-            spent, budget = summary.spent_usd, memory.settings.workspace_budget_usd
-            spend = memory_texts(
-                language, "screen-spend", spent=f"${spent:.2f}", budget=f"${budget:.2f}"
-            )
-            await query.answer(spend, show_alert=True)
-            return None
-        if act in ("a", "f"):
-            _, found = await find_records(
-                memory.store.pool,
-                scope,
-                query=None,
-                record_id=callback_data.rid,
-                now=now,
-                limit=1,
-                while_off=True,
-                replaced=True,
-            )
-            if not found or not await gate.readable(record_view(found[0])):
-                return await alert("screen-gone")  # gone, forged, or not the presser's to read
-        if act == "a":
-            text, markup = confirm(
-                found[0], callback_data.page, memory_texts, language, callback_data.owner
-            )
-            await _edit(message, text, markup)
-            await query.answer()
-            return None
-        if act == "f":
-            result = await acting(
-                gate,
-                who,
-                lambda w: forget_record(
-                    memory.store, scope, callback_data.rid, actor_id=presser, who=w, now=now
-                ),
-            )
-            log.info("memory.screen_forget", scope=scope.key, outcome=result.outcome)
-            if result.outcome == "nothing_to_forget":
-                return await alert("screen-gone")
-            if result.outcome != "forgotten":
-                return await alert(_REPLY.get(result.outcome, "memory-not-allowed"))
-            notice = memory_texts(language, "memory-forgotten", count=len(result.memory_ids))
-        elif act == "t":
-            summary = await memory.store.summary(scope, now)
-            want = not summary.enabled
-            result = await acting(
-                gate,
-                who,
-                lambda w: switch(memory.store, scope, want, actor_id=presser, who=w, now=now),
-            )
-            if result.outcome not in ("enabled", "disabled"):
-                return await alert(_REPLY.get(result.outcome, "memory-not-allowed"))
-            key = "memory-enabled" if result.outcome == "enabled" else "memory-disabled"
-            notice = memory_texts(language, key + ("-topic" if topic else ""))
-        elif act not in ("p", "r"):
-            return await alert("screen-invalid")
-        # The screen is its opener's: an admin pressing on it sees what the opener may read.
-        owner = callback_data.owner or presser
-        shown = (
-            gate
-            if owner == presser
-            else Gate(
-                memory.access, scope, Requester(user_id=owner, chat_id=chat.id), member_lookup(bot)
-            )
-        )
-        p = await page_of(memory, shown, callback_data.page, admin=who.admin, topic=topic)
-        text, markup = render(p, memory_texts, language, memory_names, callback_data.owner, notice)
-        markup = with_app_button(markup, memory, scope, memory_texts, language)
-        await _edit(message, text, markup)
-        await query.answer()
-        return None
+        await press(middleware, query, callback_data, bot, memory, memory_texts, memory_names)
 
     return router
+
+
+async def page_of(memory: Memory, gate: Gate, page: int, *, admin: bool, topic: bool) -> Page:
+    """The screen's page of what the reader may read: paged by the scope's count, or, when the
+    host's read grants decide, by what they leave."""
+    scope = gate.scope
+    now = datetime.now(UTC)
+    summary = await memory.store.summary(scope, now)
+    reader = Reader(memory.store.search, scope, gate)
+    known: dict[str, MemoryRecord] | None = None  # None: look up what is not on the page
+    if not reader.grants:
+        pages = max(1, -(-summary.records // PAGE))
+        page = min(max(page, 0), pages - 1)
+        records = (await reader.page(now, offset=page * PAGE, limit=PAGE)).records
+    else:  # list only what the one acting may read
+        readable = (await reader.every(now, most=summary.records + PAGE)).records
+        summary = dataclasses.replace(summary, records=len(readable))
+        pages = max(1, -(-len(readable) // PAGE))
+        page = min(max(page, 0), pages - 1)
+        records = readable[page * PAGE : (page + 1) * PAGE]
+        known = {r.id: r for r in readable}  # anything else the reader may not read
+    newer = await reader.replacing(records, now, known=known)
+    return Page(
+        records=records,
+        page=page,
+        pages=pages,
+        summary=summary,
+        admin=admin,
+        private=scope.is_private,
+        topic=topic,
+        budget_usd=memory.settings.workspace_budget_usd,
+        newer={rid: display.cut(display.summary(r), NEWER_CHARS) for rid, r in newer.items()},
+    )
+
+
+async def open_screen(
+    message: Message,
+    command: CommandObject,
+    bot: Bot,
+    memory: Memory,
+    memory_gate: Gate,
+    memory_texts: Texts,
+    memory_names: dict[int, str],
+) -> None:
+    """/memory: the first page, for a current member."""
+    if command.args and recognize(message.text or ""):
+        return  # "/memory off" is a request; the requests router had its turn (states)
+    language = memory_texts.language(message)
+    who = await memory_gate.membership()
+    if not who.member:
+        await message.answer(memory_texts(language, "memory-not-member"))
+        return
+    p = await page_of(memory, memory_gate, 0, admin=who.admin, topic=bool(message.chat.is_forum))
+    owner = memory_gate.requester.user_id
+    text, markup = render(p, memory_texts, language, memory_names, owner)
+    markup = with_app_button(markup, memory, memory_gate.scope, memory_texts, language)
+    await message.answer(**text.as_kwargs(), reply_markup=markup)
+
+
+@dataclass(frozen=True)
+class Press:
+    """A button pressed on the screen, by someone who may press it."""
+
+    query: CallbackQuery
+    data: MemoryScreen
+    message: Message
+    memory: Memory
+    gate: Gate
+    who: Membership
+    texts: Texts
+    language: str
+    now: datetime
+
+    @property
+    def presser(self) -> int:
+        return self.query.from_user.id
+
+    async def alert(self, key: str) -> None:
+        await self.query.answer(self.texts(self.language, key), show_alert=True)
+
+
+async def press(
+    middleware: MemoryMiddleware,
+    query: CallbackQuery,
+    callback_data: MemoryScreen,
+    bot: Bot,
+    memory: Memory,
+    memory_texts: Texts,
+    memory_names: dict[int, str],
+) -> None:
+    """A press: checked (one of this message's buttons, by its opener or an admin, a current
+    member), carried out, and the screen shown again with a notice."""
+    message = query.message
+    language = memory_texts.for_user(query.from_user)
+
+    async def alert(key: str) -> None:
+        await query.answer(memory_texts(language, key), show_alert=True)
+
+    if not isinstance(message, Message) or not on_message(message, query.data):
+        log.info("memory.screen_refused", reason="not a button of this message")
+        return await alert("screen-invalid")
+    chat = message.chat
+    thread = message.message_thread_id if message.is_topic_message else None
+    scope = await middleware.scope_for(bot, chat, query.from_user, thread)
+    if scope is None:
+        return await alert("screen-invalid")
+    requester = Requester(user_id=query.from_user.id, chat_id=chat.id)
+    gate = Gate(memory.access, scope, requester, member_lookup(bot))
+    who = await gate.membership()
+    presser = query.from_user.id
+    if scope.is_private and presser != scope.user_id:
+        return await alert("screen-not-yours")
+    if not scope.is_private and presser != callback_data.owner and not who.admin:
+        log.info("memory.screen_refused", scope=scope.key, reason="not the opener or an admin")
+        return await alert("screen-not-yours")
+    if not who.member:
+        return await alert("memory-not-member")
+    p = Press(
+        query, callback_data, message, memory, gate, who, memory_texts, language, datetime.now(UTC)
+    )
+    act = callback_data.act
+    if act not in _ACTS:
+        return await alert("screen-invalid")
+    notice = await _ACTS[act](p)
+    if notice is None:
+        return None  # answered already
+    # The screen is its opener's: an admin pressing on it sees what the opener may read.
+    owner = callback_data.owner or presser
+    shown = (
+        gate
+        if owner == presser
+        else Gate(
+            memory.access, scope, Requester(user_id=owner, chat_id=chat.id), member_lookup(bot)
+        )
+    )
+    page = await page_of(
+        memory, shown, callback_data.page, admin=who.admin, topic=bool(chat.is_forum)
+    )
+    text, markup = render(page, memory_texts, language, memory_names, callback_data.owner, notice)
+    markup = with_app_button(markup, memory, scope, memory_texts, language)
+    await _edit(message, text, markup)
+    await query.answer()
+    return None
+
+
+# Each act returns the notice to show on the screen drawn again, or None when it answered the
+# press itself (an alert, the confirm step).
+
+
+async def _spend(p: Press) -> str | None:
+    # Fresh: spend is for admins now, not for whoever the cache remembers as one.
+    fresh = await p.gate.confirmed(p.who)
+    if not fresh.admin:
+        await p.alert("memory-not-allowed")
+        return None
+    summary = await p.memory.store.summary(p.gate.scope, p.now)
+    spent, budget = summary.spent_usd, p.memory.settings.workspace_budget_usd
+    spend = p.texts(p.language, "screen-spend", spent=f"${spent:.2f}", budget=f"${budget:.2f}")
+    await p.query.answer(spend, show_alert=True)
+    return None
+
+
+async def _pressed_record(p: Press) -> MemoryRecord | None:
+    """The button's record, if it is there and the presser may read it (else an alert)."""
+    found = await Reader(p.memory.store.search, p.gate.scope, p.gate).one(p.data.rid, p.now)
+    if found is None:
+        await p.alert("screen-gone")  # gone, forged, or not the presser's to read
+    return found
+
+
+async def _ask(p: Press) -> str | None:
+    record = await _pressed_record(p)
+    if record is not None:
+        text, markup = confirm(record, p.data.page, p.texts, p.language, p.data.owner)
+        await _edit(p.message, text, markup)
+        await p.query.answer()
+    return None
+
+
+async def _forget(p: Press) -> str | None:
+    if await _pressed_record(p) is None:
+        return None
+    scope, store = p.gate.scope, p.memory.store
+    result = await acting(
+        p.gate,
+        p.who,
+        lambda w: forget_record(store, scope, p.data.rid, actor_id=p.presser, who=w, now=p.now),
+    )
+    log.info("memory.screen_forget", scope=scope.key, outcome=result.outcome)
+    if result.outcome == "nothing_to_forget":
+        await p.alert("screen-gone")
+        return None
+    if result.outcome != "forgotten":
+        await p.alert(_REPLY.get(result.outcome, "memory-not-allowed"))
+        return None
+    return p.texts(p.language, "memory-forgotten", count=len(result.memory_ids))
+
+
+async def _toggle(p: Press) -> str | None:
+    scope, store = p.gate.scope, p.memory.store
+    want = not (await store.summary(scope, p.now)).enabled
+    result = await acting(
+        p.gate,
+        p.who,
+        lambda w: switch(store, scope, want, actor_id=p.presser, who=w, now=p.now),
+    )
+    if result.outcome not in ("enabled", "disabled"):
+        await p.alert(_REPLY.get(result.outcome, "memory-not-allowed"))
+        return None
+    key = "memory-enabled" if result.outcome == "enabled" else "memory-disabled"
+    topic = bool(p.message.chat.is_forum)
+    return p.texts(p.language, key + ("-topic" if topic else ""))
+
+
+async def _again(p: Press) -> str | None:
+    return ""  # a page, or Refresh: the screen drawn again
+
+
+_ACTS: dict[str, Callable[[Press], Awaitable[str | None]]] = {
+    "s": _spend,
+    "a": _ask,
+    "f": _forget,
+    "t": _toggle,
+    "p": _again,
+    "r": _again,
+}
 
 
 def fallback_router() -> Router:

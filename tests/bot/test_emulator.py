@@ -483,7 +483,8 @@ async def test_stop_polling_is_quick_with_long_polling_timeout(
 
 
 async def test_stop_polling_stock_session(emu: BotAPIEmulator) -> None:
-    """The exact call pattern of the brief, with aiogram's own AiohttpSession."""
+    """Polling as a host runs it, with aiogram's own AiohttpSession: an update is answered,
+    and stop_polling ends it."""
     bot = Bot(
         token=emu.token, session=AiohttpSession(api=TelegramAPIServer.from_base(emu.base_url))
     )

@@ -433,7 +433,7 @@ WIDER_NONE: list[str] = [
     "he said hey bot, remember that I'm vegan",
 ]
 
-# Issue 18: natural forms the recognizer was silent on, and what they must not swallow.
+# Requests as people phrase them, and the conversation they must not swallow.
 GROWN: list[Row] = [
     ("make a mental note that I'm allergic to kiwi", "remember", "en", "I'm allergic to kiwi"),
     ("make a mental note: the garage code is 7788", "remember", "en", "the garage code is 7788"),

@@ -278,7 +278,7 @@ WIDER_NONE: list[str] = [
     "妈妈说记得带伞",
 ]
 
-# Issue 18: natural forms the recognizer was silent on, and what they must not swallow.
+# Requests as people phrase them, and the conversation they must not swallow.
 GROWN: list[Row] = [
     ("帮我记着：我对花生过敏", "remember", "zh", "我对花生过敏"),
     ("记着，我不吃辣", "remember", "zh", "我不吃辣"),

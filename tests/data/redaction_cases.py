@@ -172,7 +172,7 @@ def label_cases() -> list[Case]:
         if name == "authorization_bearer":
             value = rand(rng, ALNUM, 32)
         cases.append(Case(f"label/{name}", template.replace("§", value), (value,)))
-    # the forms of the issue that carry a whole token
+    # labelled forms that carry a whole token after the label: a two-part JWT, Basic auth
     rng = random.Random("forms")
     two_part_jwt = b64url(b'{"alg":"none"}') + "." + b64url(b'{"sub":"42","role":"admin"}')
     cases.append(Case("label/jwt_two_segments", f"cookie: {two_part_jwt}", (two_part_jwt,)))

@@ -1,4 +1,4 @@
-"""Corrections replace (issue 26, item 3): an extraction that names, in `replaces`, an existing
+"""Corrections replace: an extraction that names, in `replaces`, an existing
 record its batch corrects makes that record replaced. A replaced record is no longer recalled
 (directory, index, matches), searched (query_memories) or consolidated; it stays, marked, on
 the /memory screen until pruned or forgotten, and forgetting the newer record does not bring
@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 from bot_memory.access import Membership
 from bot_memory.agent.tools import ToolContext
 from bot_memory.control.actions import forget_record
-from bot_memory.retrieval import find_records
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.storage.store import SourceMessage
@@ -108,8 +107,7 @@ async def test_a_correction_replaces_the_old_record_in_recall_and_search(
     assert await searched(memory, "Lisbon", "c1") == []
     assert await searched(memory, "user", "c2") == [new]
     # The screen's read still lists it, marked.
-    _, listed = await find_records(
-        memory.store.pool,
+    _, listed = await memory.store.search.records(
         SCOPE,
         query=None,
         record_id=None,

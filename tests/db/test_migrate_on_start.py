@@ -76,19 +76,18 @@ async def test_a_server_older_than_15_is_refused_in_one_line(
 
 async def test_move_chat_refuses_to_run_outside_a_transaction(db_url: str) -> None:
     from bot_memory.access import tenancy
-    from bot_memory.storage import Limits
+    from bot_memory.storage import Store
 
     conn = await asyncpg.connect(db_url)
     try:
         with pytest.raises(RuntimeError, match="inside a transaction"):
             await tenancy.move_chat(
-                conn,
+                Store(conn),
                 bot_id=1,
                 old_chat_id=1,
                 new_chat_id=2,
                 old_workspace="a",
                 new_workspace="b",
-                limits=Limits(),
             )
     finally:
         await conn.close()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from bot_memory.pipeline.priority import GatedPool, RequestsFirst
+from bot_memory.pipeline.priority import RequestsFirst
 from bot_memory.service import Memory
+from bot_memory.storage.gated import GatedPool
 
 
 async def test_the_worker_waits_until_no_message_is_in_flight() -> None:
@@ -32,7 +33,7 @@ async def test_with_nothing_in_flight_the_worker_goes_on_at_once() -> None:
 
 
 async def test_the_worker_in_the_bots_process_uses_the_gated_pool(memory: Memory) -> None:
-    pool = memory.pipeline.ctx.pool
+    pool = memory.pipeline.ctx.store.pool
     assert isinstance(pool, GatedPool)
     memory.requests_first.max_wait = 30  # (default 20 ms)
     with memory.requests_first.serving():

@@ -51,8 +51,7 @@ async def exchange(
 
 
 async def unexpected(memory: Memory, workspace: str = "test", **kwargs: Any) -> list[Any]:
-    async with memory.store.pool.acquire() as conn:
-        return [t for t in await find_traces(conn, workspace, **kwargs) if not t.expected]
+    return [t for t in await find_traces(memory.store, workspace, **kwargs) if not t.expected]
 
 
 async def test_boundaries_come_from_the_chat_the_setting_and_the_host(

@@ -1,5 +1,5 @@
-"""The spec's numbers and promises that no other test pinned: each as a setting's default and
-as what the bot does with it, on a real database and the fake model server."""
+"""The documented defaults and promises that no other test pinned: each as a setting's default
+and as what the bot does with it, on a real database and the fake model server."""
 
 from __future__ import annotations
 

@@ -109,6 +109,48 @@ async def test_query_results_are_capped(memory: Memory) -> None:
     assert len(found["results"]) == 12  # type: ignore[arg-type]
 
 
+async def test_a_hosts_query_max_results_is_the_bound_the_model_is_sent(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    few = await Memory.open(memory.settings.model_copy(update={"query_max_results": 3}))
+    try:
+        for i in range(5):
+            src = await said(few, PRIVATE, f"remember that item {i} is on shelf {i}")
+            args = {"action": "remember", "sourceId": src.source_id}
+            await call(few, ToolContext(source=src), "manage_memory", args, call_id=f"r{i}")
+        src = await said(few, PRIVATE, "list everything")
+        llm.script({"role": "assistant", "content": "Five things."})
+        await few.agent.answer(few.turn(src))
+        [sent] = llm.chat_requests()
+        limits = {
+            t["function"]["name"]: t["function"]["parameters"]["properties"].get("limit", {})
+            for t in sent["tools"]
+        }
+        assert {name: limit.get("maximum") for name, limit in limits.items()} == {
+            "query_memories": 3,
+            "manage_memory": None,
+            "query_chat_history": 3,
+        }
+        found = await call(few, ToolContext(source=src), "query_memories", {"limit": 50})
+        assert len(found["results"]) == 3  # type: ignore[arg-type]
+    finally:
+        await few.close()
+
+
+async def test_bad_arguments_come_back_as_an_error_the_model_reads(memory: Memory) -> None:
+    src = await said(memory, PRIVATE, "forget my locker code")
+    ctx = ToolContext(source=src)
+    args = {"action": "forgot", "sourceId": src.source_id}
+    wrong = await call(memory, ctx, "manage_memory", args)
+    error = str(wrong["error"])
+    assert error.startswith("invalid arguments") and "'forget'" in error  # what it may be
+    for i, bad in enumerate([{"limit": 0}, {"sourceIds": "m1"}, {"around": ["m1"]}]):
+        result = await call(memory, ctx, "query_chat_history", bad, call_id=f"h{i}")
+        assert str(result["error"]).startswith("invalid arguments"), bad
+    outcomes = await memory.store.pool.fetch("SELECT outcome FROM usage_ledger")
+    assert [r["outcome"] for r in outcomes] == ["error"] * 4
+
+
 async def test_agent_runs_tool_calls_and_returns_results_to_the_model(
     memory: Memory, llm: FakeOpenAI
 ) -> None:

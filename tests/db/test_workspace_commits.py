@@ -485,7 +485,7 @@ async def test_an_extraction_whose_source_changed_during_the_call_stops_at_commi
     assert (await view(memory)).valid_records(SCOPE.key) == []
 
 
-# --- rules written twice (issue 24) ----------------------------------------------------------
+# --- one home per rule: what the server decides, the application does not decide again ------
 
 
 async def test_the_worker_prunes_the_inactive_and_the_unavailable(settings: MemorySettings) -> None:
@@ -525,7 +525,6 @@ async def test_every_read_of_a_record_gives_the_same_record(memory: Memory) -> N
     own sources first. (find_records had its own columns, its sources in another order than
     the workspace's reads: this test failed on them.)"""
     from bot_memory.records import MemoryRecord, SourceRef
-    from bot_memory.retrieval.find import find_records
 
     await said(memory, "hello")  # the workspace and its scope
     record = MemoryRecord(
@@ -549,8 +548,8 @@ async def test_every_read_of_a_record_gives_the_same_record(memory: Memory) -> N
     async with memory.store.locked("test") as tx:
         await tx.add_record(record, NOW)
     by_workspace = (await view(memory)).records[record.id]
-    _, found = await find_records(
-        memory.store.pool, SCOPE, query=None, record_id=record.id, now=NOW, limit=1
+    _, found = await memory.store.search.records(
+        SCOPE, query=None, record_id=record.id, now=NOW, limit=1
     )
     raw = await memory.store.pool.fetchval("SELECT bm_records_json('test', ARRAY[$1])", record.id)
     by_server = MemoryRecord.model_validate(json.loads(raw)[0])

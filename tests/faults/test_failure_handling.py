@@ -269,8 +269,7 @@ async def test_a_providers_error_text_is_never_stored(db_url: str, llm: FakeOpen
         await memory.finish(source, status="succeeded", answer_text="ok", bot_id=42)
         llm.script((400, "Your prompt 'my secret plan is Zebra' was flagged"))
         await memory.pipeline.tick()
-        async with memory.store.pool.acquire() as conn:
-            found = await find_traces(conn, "test", texts=["Zebra"])
+        found = await find_traces(memory.store, "test", texts=["Zebra"])
         # Only the chat message itself: its text and the words a search finds it by.
         assert {(t.table, t.column) for t in found} == {
             ("messages", "text"),

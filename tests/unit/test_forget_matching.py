@@ -14,7 +14,7 @@ NOTE = "запомни: мой номер телефона +7 916 123-45-67"
 @pytest.mark.parametrize(
     ("record", "subject"),
     [
-        (NOTE, "мой номер телефона"),  # the example, whole
+        (NOTE, "мой номер телефона"),  # the whole phrase the note holds
         (NOTE, "мой номер"),  # a whole-word prefix of the phrase
         (NOTE, "номера моего телефона"),  # inflected: номера -> номер, телефона
         ("мой номер телефона +7 916", "номер телефону"),

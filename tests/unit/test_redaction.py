@@ -270,7 +270,7 @@ CREDENTIALS: list[Case] = [
     Case("kv_zh_lingpai_quoted", "访问令牌：“§”", fake(ALNUM, 24, "zh4")),
 ]
 
-# Issue 8: labelled secrets in prose, command lines, HTML forms, webhooks, short sk- keys.
+# Labelled secrets in prose, command lines, HTML forms, webhooks, and short sk- keys.
 DISCORD_ID = fake(DIGITS, 18, "discord_id")
 CREDENTIALS += [
     # prose: "<label> is <value>", "密码是<value>"
@@ -405,7 +405,7 @@ LOOK_ALIKES: list[str] = [
     'password = os.environ["DB_PASSWORD"]; token = os.getenv("TOKEN")',
     "password = get_password()",
     "password: null, token = None",
-    # Issue 8: words after a label that are no secret, and placeholders
+    # Words after a label that are no secret, and placeholders
     "the key is in the drawer",
     "the key point is that we ship on Friday",
     "the API key is in the vault",

@@ -2,8 +2,8 @@
 the rule tests of two public secret scanners, gitleaks and detect-secrets -- cases written by
 people other than us, in the forms those tools meet (config files, code, shell, YAML).
 
-The bar is the issue's: at least 95% of the credentials removed (the secret substring no longer in
-the output), and at most a tenth of the negatives changed at all.  The misses are listed by rule
+The bar: at least 95% of the credentials removed (the secret substring no longer in the output),
+and at most a tenth of the negatives changed at all.  The misses are listed by rule
 (``pytest -s`` prints them) so that a new gap shows where it is.
 """
 
