@@ -112,9 +112,7 @@ class Demo:
     async def request_closed(self) -> None:
         """The handler closes its request right after the reply is sent: wait for that."""
         deadline = time.monotonic() + 10
-        while await self.memory.store.pool.fetchval(
-            "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
-        ):
+        while await self.memory.store.watch.open_requests():
             if time.monotonic() > deadline:
                 raise TimeoutError("a request stayed open after its reply")
             await asyncio.sleep(0.01)
@@ -244,12 +242,8 @@ class Demo:
         await self.user("I'm planning a trip to Kyoto in April and I prefer quiet ryokans.")
         key = "sk-proj-" + secrets.token_urlsafe(36).replace("-", "x").replace("_", "y")
         await self.user(f"Note for later: the staging API key is {key}")
-        rows = await self.memory.store.pool.fetch(
-            "SELECT id, role, left(text, 60) AS text FROM messages WHERE workspace_id = $1"
-            " ORDER BY id",
-            self.private.workspace,
-        )
-        show("recorded rows", "\n".join(f"m{r['id']} {r['role']}: {r['text']}" for r in rows))
+        rows = await self.memory.store.watch.message_heads(self.private.workspace)
+        show("recorded rows", "\n".join(f"m{id_} {role}: {text}" for id_, role, text in rows))
 
         say("2. After the idle window the worker extracts and consolidates")
         await self.wait_for_index(self.private)
@@ -296,9 +290,7 @@ class Demo:
         first = await self.in_group(f"@{BOT} we decided to ship v2 on Friday", BO)
         bot_msg = self.emu.sent[-1].result["message_id"]
         await self.in_group("and I'll write the release notes", CY, reply_to=bot_msg)
-        stored = await self.memory.store.pool.fetchval(
-            "SELECT count(*) FROM messages WHERE chat_id = $1 AND role = 'user'", GROUP
-        )
+        stored = await self.memory.store.watch.user_messages(GROUP)
         show("group messages stored", f"{stored} (of 3 sent; 'lunch anyone?' was not)")
         assert first["message_thread_id"] == TOPIC
 
@@ -331,10 +323,8 @@ class Demo:
         await show_status(argparse.Namespace(json=False, limit=10), self.memory.db)
 
         say("Done with the chat")
-        usage = await self.memory.store.pool.fetch(
-            "SELECT kind, count(*) AS n, sum(prompt_tokens) AS tokens FROM usage_ledger"
-            " WHERE workspace_id = ANY($1::text[]) GROUP BY kind ORDER BY kind",
-            [self.private.workspace, self.group.workspace],
+        usage = await self.memory.store.watch.usage_by_kind(
+            [self.private.workspace, self.group.workspace]
         )
         show(
             "usage ledger",

@@ -78,7 +78,7 @@ def emit(args: argparse.Namespace, rows: list[dict[str, Any]], columns: Sequence
 
 async def verify_forgotten(args: argparse.Namespace, db: Database) -> int:
     traces = await find_traces(
-        Store(db.pool), args.workspace, texts=args.text, source_ids=args.source, after=args.after
+        _store(db), args.workspace, texts=args.text, source_ids=args.source, after=args.after
     )
     rows = [t.as_dict() for t in traces]
     emit(args, rows, ["table", "column", "row", "needle", "expected"])
@@ -163,7 +163,7 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
     settings = MemorySettings()
     quiet = live_window(settings.tick_interval_seconds)
     cap = (settings.workspace_max_records, settings.scope_max_share)
-    report = await operator.status(db.pool, limit=args.limit, live_within=quiet, cap=cap)
+    report = await operator.status(_store(db), limit=args.limit, live_within=quiet, cap=cap)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
         return 0
@@ -237,7 +237,7 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
 
 
 async def show_inspect(args: argparse.Namespace, db: Database) -> int:
-    records = await operator.inspect(db.pool, args.workspace, args.scope)
+    records = await operator.inspect(_store(db), args.workspace, args.scope)
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
         return 0
@@ -281,15 +281,14 @@ async def show_inspect(args: argparse.Namespace, db: Database) -> int:
 
 
 async def run_export(args: argparse.Namespace, db: Database) -> int:
-    records = await operator.export(db.pool, user_id=args.user, scope_key=args.scope)
+    records = await operator.export(_store(db), user_id=args.user, scope_key=args.scope)
     for record in records:
         print(json.dumps(record, ensure_ascii=False))
     return 0
 
 
 async def run_forget(args: argparse.Namespace, db: Database) -> int:
-    store = Store(db.pool, limits=_limits())
-    result = await operator.forget(store, args.memory_id)
+    result = await operator.forget(_store(db), args.memory_id)
     payload = {"outcome": result.outcome, "forgotten": result.memory_ids}
     print(
         json.dumps(payload)
@@ -305,7 +304,7 @@ async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
     model = build_model(MemorySettings())
     try:
         job = await operator.consolidate(
-            Store(db.pool, limits=_limits()), args.scope, provider=model.provider, model=model.model
+            _store(db), args.scope, provider=model.provider, model=model.model
         )
     finally:
         await model.aclose()
@@ -314,13 +313,15 @@ async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
 
 
 async def run_retry(args: argparse.Namespace, db: Database) -> int:
-    job = await operator.retry(db.pool, args.job_id)
+    job = await operator.retry(_store(db), args.job_id)
     print(json.dumps(job) if args.json else f"job {job['id']} re-armed ({job['phase']})")
     return 0
 
 
-def _limits() -> Limits:
-    return Limits.from_settings(MemorySettings())
+def _store(db: Database) -> Store:
+    """A store on the main pool, with the settings' limits (what the operator's commands read
+    and change through)."""
+    return db.store(Limits.from_settings(MemorySettings()))
 
 
 def parser() -> argparse.ArgumentParser:

@@ -105,10 +105,7 @@ class SharedDatabase(RuntimeError):
 async def _alone(memory: Memory) -> None:
     """Refuse a database where other workspaces have pipeline jobs waiting: the replay's
     ticks run at the conversation's clock and would claim them too."""
-    busy = await memory.store.pool.fetchval(
-        "SELECT count(DISTINCT workspace_id) FROM memory_jobs"
-        " WHERE phase IN ('extract', 'consolidate') AND workspace_id NOT LIKE 'eval-%'"
-    )
+    busy = await memory.store.watch.waiting_elsewhere()
     if busy:
         raise SharedDatabase(
             f"{busy} other workspace(s) in this database have memory jobs waiting (a live bot?);"
@@ -310,15 +307,10 @@ class _ConversationRunner:
             self.clock = last + self.idle + timedelta(seconds=1)
             await self._settle(self.clock)
         if requests:  # assistant turns named as evidence: the answer messages they became
-            rows = await self.memory.store.pool.fetch(
-                "SELECT id, answer_message_id FROM requests WHERE workspace_id = $1"
-                " AND id = ANY($2::bigint[]) AND answer_message_id IS NOT NULL",
-                self.workspace,
-                list(requests),
-            )
-            for row in rows:
-                for turn_id in requests[row["id"]]:
-                    self.messages[turn_id] = [row["answer_message_id"]]
+            answers = await self.memory.store.watch.answer_messages(self.workspace, list(requests))
+            for request_id, answer_id in answers.items():
+                for turn_id in requests[request_id]:
+                    self.messages[turn_id] = [answer_id]
         self._ingest_seconds = time.perf_counter() - started
 
     async def _record_as(self, text: str, person: int, at: datetime) -> SourceMessage:
@@ -433,11 +425,8 @@ class _ConversationRunner:
 
     async def _erase(self, source: SourceMessage) -> None:
         """The question and its answer go (a privacy sweep): no later question sees them."""
-        answer_id = await self.memory.store.pool.fetchval(
-            "SELECT answer_message_id FROM requests WHERE workspace_id = $1 AND id = $2",
-            self.workspace,
-            source.request_id,
-        )
+        answers = await self.memory.store.watch.answer_messages(self.workspace, [source.request_id])
+        answer_id = answers.get(source.request_id)
         ids = [source.source_id] + ([f"m{answer_id}"] if answer_id is not None else [])
         await self.memory.privacy_sweep(source_ids=ids)
 
@@ -584,29 +573,14 @@ class _ConversationRunner:
     # --- the ledger and jobs ----------------------------------------------------------------------
 
     async def _ledger_mark(self) -> int:
-        mark = await self.memory.store.pool.fetchval(
-            "SELECT coalesce(max(id), 0) FROM usage_ledger WHERE workspace_id = $1", self.workspace
-        )
-        return int(mark)
+        return await self.memory.store.watch.last_ledger_id(self.workspace)
 
     async def _ledger(self, after: int, through: int | None) -> list[dict[str, Any]]:
         """The workspace's ledger rows (amounts and tokens, no text), by ID range."""
-        rows = await self.memory.store.pool.fetch(
-            "SELECT id, request_id, kind, outcome, prompt_tokens, completion_tokens, cost_usd"
-            " FROM usage_ledger WHERE workspace_id = $1 AND id > $2"
-            " AND ($3::bigint IS NULL OR id <= $3) ORDER BY id",
-            self.workspace,
-            after,
-            through,
-        )
-        return [dict(r) for r in rows]
+        return await self.memory.store.watch.ledger_lines(self.workspace, after, through)
 
     async def _jobs(self) -> dict[str, int]:
-        rows = await self.memory.store.pool.fetch(
-            "SELECT phase, count(*) AS n, max(last_error) AS error FROM memory_jobs"
-            " WHERE workspace_id = $1 GROUP BY phase",
-            self.workspace,
-        )
+        rows = await self.memory.store.watch.jobs_by_phase(self.workspace)
         for row in rows:
             error = str(row["error"] or "")[:200]
             if row["phase"] in ("failed", "stopped"):

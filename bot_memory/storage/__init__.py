@@ -5,9 +5,11 @@ paths' SQL, built once), `workspace` (the locked workspace transaction: records,
 tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
 `ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
 erase), `tenancy` (moving a chat's rows between keys), `traces` (where a text or source ID still
-appears), `claims` (single-use tickets), `handle` (what an area's statements run on),
-`schema.sql` (the schema and every server function as they are now) and `migrations/` (its
-history).
+appears), `operations` (what the operator's command line reads and re-arms), `watch` (what the
+demo, the test kit and the evaluation read to follow memory at work), `databases` (databases of
+their own on a server: the test kit's, created, cloned, dropped), `claims` (single-use tickets),
+`handle` (what an area's statements run on), `schema.sql` (the schema and every server function
+as they are now) and `migrations/` (its history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -27,10 +29,18 @@ from bot_memory.storage.database import (
     latest_version,
     migrate,
 )
+from bot_memory.storage.databases import (
+    Databases,
+    NotDropped,
+    TemplateMissing,
+    drop_database,
+    migrate_database,
+)
 from bot_memory.storage.erasure import Erasure, SweepReport
 from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource, StopKind
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
 from bot_memory.storage.limits import Limits, recall_limits
+from bot_memory.storage.operations import Operations, OperatorStatus
 from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
 from bot_memory.storage.search import Excerpt, Search
 from bot_memory.storage.store import (
@@ -45,6 +55,7 @@ from bot_memory.storage.store import (
 )
 from bot_memory.storage.tenancy import MoveReport, Tenancy
 from bot_memory.storage.traces import Occurrence, Traces
+from bot_memory.storage.watch import Watch
 from bot_memory.storage.workspace import (
     WorkspaceGone,
     WorkspaceTx,
@@ -65,6 +76,7 @@ __all__ = [
     "Database",
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
+    "Databases",
     "EmbeddedPostgres",
     "Erasure",
     "Excerpt",
@@ -73,7 +85,10 @@ __all__ = [
     "Ledger",
     "Limits",
     "MoveReport",
+    "NotDropped",
     "Occurrence",
+    "Operations",
+    "OperatorStatus",
     "RequestStatus",
     "SchemaBehind",
     "ScopeSummary",
@@ -85,18 +100,22 @@ __all__ = [
     "StopKind",
     "Store",
     "SweepReport",
+    "TemplateMissing",
     "Tenancy",
     "Tickets",
     "Traces",
     "UsageEntry",
+    "Watch",
     "WorkspaceGone",
     "WorkspaceTx",
     "WorkspaceView",
     "apply_migrations",
+    "drop_database",
     "is_connection_error",
     "latest_version",
     "lock_workspace",
     "migrate",
+    "migrate_database",
     "money",
     "read_workspace",
     "recall_limits",

@@ -25,6 +25,7 @@ from bot_memory.storage.handle import Handle, connection, transaction
 from bot_memory.storage.jobs import Jobs
 from bot_memory.storage.ledger import Ledger
 from bot_memory.storage.limits import Limits
+from bot_memory.storage.operations import Operations
 from bot_memory.storage.planning import Planning
 from bot_memory.storage.rows import RECORD_COLUMNS, record_from_row
 from bot_memory.storage.search import Search
@@ -40,6 +41,7 @@ from bot_memory.storage.statements import (
 )
 from bot_memory.storage.tenancy import Tenancy
 from bot_memory.storage.traces import Traces
+from bot_memory.storage.watch import Watch
 from bot_memory.storage.workers import Workers
 from bot_memory.storage.workspace import (
     WorkspaceTx,
@@ -204,6 +206,14 @@ class Store:
     @property
     def workers(self) -> Workers:
         return Workers(self.pool)
+
+    @property
+    def operations(self) -> Operations:
+        return Operations(self.pool)
+
+    @property
+    def watch(self) -> Watch:
+        return Watch(self.pool)
 
     async def _ensure_workspace(self, workspace: str) -> None:
         """Ingress creates workspaces (nothing else does): once per workspace and process."""

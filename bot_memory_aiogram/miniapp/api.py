@@ -364,7 +364,7 @@ class MiniAppApi:
             raise Refusal(403, "not_allowed", "memory-not-allowed")
         now = self.clock()
         summary = await self.memory.store.summary(c.scope, now)
-        report = await operator.status(self.memory.store.pool, workspace=c.scope.workspace)
+        report = await operator.status(self.memory.store, workspace=c.scope.workspace)
         row = report["workspaces"][0] if report["workspaces"] else {}
         budget = self.settings.workspace_budget_usd
         return web.json_response(

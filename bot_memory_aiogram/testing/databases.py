@@ -21,10 +21,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
-
 from bot_memory.logs import get_logger
-from bot_memory.storage import apply_migrations
+from bot_memory.storage import Databases, TemplateMissing, drop_database, migrate_database
 
 log = get_logger(__name__)
 
@@ -53,16 +51,13 @@ async def own_database(url: str) -> AsyncIterator[str]:
     """A fresh, migrated database on the server `url` names, for the block; dropped after."""
     name = f"{PREFIX}{uuid.uuid4().hex[:16]}"
     template = await _template(url)
-    admin = await asyncpg.connect(url)
-    try:
+    async with Databases.on(url) as admin:
         try:
-            await _clone(admin, name, template)
-        except asyncpg.InvalidCatalogNameError:  # the template went (a server started afresh)
+            await admin.clone(name, template)
+        except TemplateMissing:  # the template went (a server started afresh)
             _templates.pop(_server(url), None)
             template = await _template(url)
-            await _clone(admin, name, template)
-    finally:
-        await admin.close()
+            await admin.clone(name, template)
     log.debug("testing.database_created", database=name, template=template)
     try:
         yield with_database(url, name)
@@ -79,17 +74,10 @@ async def _template(url: str) -> str:
         if found is not None:
             return found[1]
         name = f"{PREFIX}template_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-        admin = await asyncpg.connect(url)
+        async with Databases.on(url) as admin:
+            await admin.create(name)
         try:
-            await admin.execute(f'CREATE DATABASE "{name}"')
-        finally:
-            await admin.close()
-        try:
-            conn = await asyncpg.connect(with_database(url, name))
-            try:
-                await apply_migrations(conn)
-            finally:
-                await conn.close()
+            await migrate_database(with_database(url, name))
         except BaseException:
             await _drop(url, name)
             raise
@@ -99,31 +87,11 @@ async def _template(url: str) -> str:
         return name
 
 
-async def _clone(admin: asyncpg.Connection, name: str, template: str) -> None:
-    try:
-        # FILE_COPY (PostgreSQL 15+): a plain copy of a small template, quicker than WAL-logging
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
-    except asyncpg.PostgresSyntaxError:  # an older server: its only way is a file copy
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-
-
 async def _drop(url: str, name: str, *, quiet: bool = False) -> None:
     """Drop a database the kit made; a server already gone (stopped by the suite) is fine."""
-    try:
-        admin = await asyncpg.connect(url, timeout=10)
-    except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
-        if not quiet:
-            log.warning("testing.database_not_dropped", database=name, error=type(exc).__name__)
-        return
-    try:
-        try:  # FORCE (PostgreSQL 13+): a connection the test left open does not keep it
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        except asyncpg.PostgresSyntaxError:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-    except asyncpg.PostgresError as exc:
-        log.warning("testing.database_not_dropped", database=name, error=str(exc))
-    finally:
-        await admin.close()
+    failed = await drop_database(url, name)
+    if failed is not None and (failed.reached or not quiet):
+        log.warning("testing.database_not_dropped", database=name, error=failed.error)
 
 
 def _drop_templates() -> None:

@@ -75,14 +75,7 @@ class TestBot:
         """Wait (a little) for this message's request to close; other chats' are not waited on."""
         for _ in range(int(seconds / 0.02)):
             try:
-                still_open = await self.memory.store.pool.fetchval(
-                    "SELECT count(*) FROM requests r JOIN messages m ON m.workspace_id ="
-                    " r.workspace_id AND m.id = r.user_message_id WHERE m.chat_id = $1"
-                    " AND m.telegram_message_id = $2 AND r.status IN ('queued', 'running')"
-                    " AND NOT r.keep_open",
-                    chat_id,
-                    message_id,
-                )
+                still_open = await self.memory.store.watch.open_requests_of(chat_id, message_id)
             except Exception:  # the database is away (a test of that): the reply is the turn
                 return
             if not still_open:
@@ -104,10 +97,7 @@ class TestBot:
             await asyncio.gather(*list(handling), return_exceptions=True)
         await self.memory.flush()
         for _ in range(500):
-            if not await self.memory.store.pool.fetchval(
-                "SELECT count(*) FROM requests WHERE status IN ('queued', 'running')"
-                " AND NOT keep_open"
-            ):
+            if not await self.memory.store.watch.open_requests(counting_kept=False):
                 return
             await asyncio.sleep(0.02)
 
@@ -118,12 +108,8 @@ class TestBot:
 
     async def memories(self, workspace: str | None = None) -> list[str]:
         """The titles and summaries of the stored, valid records (of one workspace or all)."""
-        rows = await self.memory.store.pool.fetch(
-            "SELECT title, summary FROM memory_records WHERE valid"
-            " AND ($1::text IS NULL OR workspace_id = $1) ORDER BY created_at",
-            workspace,
-        )
-        return [f"{r['title']}\n{r['summary']}" for r in rows]
+        found = await self.memory.store.watch.memories(workspace)
+        return [f"{title}\n{summary}" for title, summary in found]
 
 
 @asynccontextmanager

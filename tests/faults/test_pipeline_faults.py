@@ -295,7 +295,7 @@ async def test_an_operator_retry_calls_the_model_again(db_url: str, llm: FakeOpe
         await memory.pipeline.tick()
         job_id, kind = await memory.store.pool.fetchrow("SELECT id, stop_kind FROM memory_jobs")
         assert kind == "unknown"
-        await operator.retry(memory.store.pool, job_id)
+        await operator.retry(memory.store, job_id)
         await memory.pipeline.tick()
         assert len(llm.requests_by_purpose("memory_extraction")) == 2
         assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 1
