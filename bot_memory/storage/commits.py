@@ -12,13 +12,13 @@ import asyncpg
 
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
+from bot_memory.storage.documents import dumps, record_document
 from bot_memory.storage.handle import Handle
 from bot_memory.storage.jobs import Job, snapshot_sources
-from bot_memory.storage.limits import Limits, recall_limits
+from bot_memory.storage.limits import Limits, limits_document
 from bot_memory.storage.workspace import WorkspaceGone
-from bot_memory.terms import record_vector
 
-UNDECIDED = "BM001"  # raised by bm_forget_at_once: what it read needs the application
+UNDECIDED = "BM001"  # raised by bm_forget_at_once_commit: what it read needs the application
 
 
 class Commits:
@@ -40,24 +40,24 @@ class Commits:
         checked against the sources' retention at `at`. Returns (outcome, detail): "done",
         "gone" (the workspace), "lost" (ownership), "cut_off" (an earlier call may have been
         billed) or "stopped" (detail: why)."""
+        commit = {
+            "workspace": job.workspace,
+            "scope_key": job.scope_key,
+            "job": {
+                "id": job.id,
+                "token": str(job.token),
+                "sources": json.loads(snapshot_sources(job)),
+                "through_request": job.snapshot.through_request,
+            },
+            "carried": carried,
+            "replaces": replaces,
+            "at": at,
+            "limits": limits_document(self._limits),
+        }
+        if record is not None:
+            commit |= record_document(job.workspace, record, self._limits)
         row = await self._on.fetchrow(
-            "SELECT * FROM bm_commit_extraction_v3($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb,"
-            " $8::text[], $9::text[], $10, $11::tsvector, $12, $13, $14, $15, $16)",
-            job.workspace,
-            job.scope_key,
-            job.id,
-            job.token,
-            snapshot_sources(job),
-            job.snapshot.through_request,
-            None if record is None else record.model_dump_json(),
-            carried,
-            replaces,
-            None if record is None else record.fingerprint,
-            None if record is None else record_vector(record.title, record.summary),
-            at,
-            self._limits.max_records,
-            self._limits.max_share,
-            *recall_limits(self._limits),
+            "SELECT * FROM bm_extraction_commit($1::jsonb)", dumps(commit)
         )
         assert row is not None
         return row["outcome"], row["detail"]
@@ -66,28 +66,18 @@ class Commits:
         """A note, under the workspace lock, unless the bot left the chat or memory is off
         there, and only while its source is the message's text, retained at `now`. Returns the
         outcome: "remembered", or why not ("gone" raises WorkspaceGone)."""
-        outcome: str = await self._on.fetchval(
-            "SELECT bm_remember_v3($1, $2::jsonb, $3::jsonb, $4, $5::tsvector, $6, $7, $8, $9,"
-            " $10)",
-            scope.workspace,
-            json.dumps(
-                {
-                    "scope_key": scope.key,
-                    "kind": scope.kind,
-                    "bot_id": scope.bot_id,
-                    "chat_id": scope.chat_id,
-                    "user_id": scope.user_id,
-                    "topic_id": scope.topic_id,
-                }
-            ),
-            record.model_dump_json(),
-            record.fingerprint,
-            record_vector(record.title, record.summary),
-            self._limits.max_records,
-            self._limits.max_share,
-            *recall_limits(self._limits),
-            now,
-        )
+        commit = record_document(scope.workspace, record, self._limits) | {
+            "scope": {
+                "scope_key": scope.key,
+                "kind": scope.kind,
+                "bot_id": scope.bot_id,
+                "chat_id": scope.chat_id,
+                "user_id": scope.user_id,
+                "topic_id": scope.topic_id,
+            },
+            "at": now,
+        }
+        outcome: str = await self._on.fetchval("SELECT bm_note_commit($1::jsonb)", dumps(commit))
         if outcome == "gone":
             raise WorkspaceGone(f"workspace {scope.workspace!r} does not exist")
         return outcome
@@ -99,14 +89,17 @@ class Commits:
         given with it, nothing said since the last extraction): ("forgotten", the records that
         went) or ("nothing", []); None when text must be read, and nothing was changed."""
         try:
+            commit = {
+                "workspace": scope.workspace,
+                "scope_key": scope.key,
+                "ids": [record_id],
+                "request_id": None,
+                "asker": asker,
+                "rearm_at": now,
+                "limits": limits_document(self._limits),
+            }
             row = await self._on.fetchrow(
-                "SELECT * FROM bm_forget_at_once($1, $2, $3::text[], NULL, $4, $5, $6, $7)",
-                scope.workspace,
-                scope.key,
-                [record_id],
-                asker,
-                now,
-                *recall_limits(self._limits),
+                "SELECT * FROM bm_forget_at_once_commit($1::jsonb)", dumps(commit)
             )
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == UNDECIDED:

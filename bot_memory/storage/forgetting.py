@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from bot_memory.records import MemoryRecord, ScopeState
-from bot_memory.storage.limits import recall_limits
+from bot_memory.storage.documents import dumps
 from bot_memory.storage.rows import scope_from_row
 
 if TYPE_CHECKING:
@@ -86,15 +86,10 @@ class Forgetting:
         scrubbed, and the transaction's scopes are written back."""
         tx = self._tx
         tx.touch(*{r.scope_key for r in reached})
-        states, touched = tx.write_back()
-        await tx.conn.execute(
-            "SELECT bm_forget($1, $2, $3::text[], $4::bigint[], $5, $6::jsonb, $7::text[], $8, $9)",
-            tx.workspace,
-            scope_key,
-            [r.id for r in reached],
-            sorted(doomed),
-            rearm_at,
-            states,
-            touched,
-            *recall_limits(tx.limits),
-        )
+        commit = tx.write_back() | {
+            "scope_key": scope_key,
+            "removed": [r.id for r in reached],
+            "doomed": sorted(doomed),
+            "rearm_at": rearm_at,
+        }
+        await tx.conn.execute("SELECT bm_forget_commit($1::jsonb)", dumps(commit))

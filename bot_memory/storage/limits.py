@@ -32,6 +32,17 @@ class Limits:
         return cls(**{f.name: getattr(settings, f.metadata["setting"]) for f in fields(cls)})
 
 
+def limits_document(limits: Limits) -> dict[str, Any]:
+    """The limits as a commit's document carries them (`c->'limits'`)."""
+    directory_max, summary_chars = recall_limits(limits)
+    return {
+        "max_records": limits.max_records,
+        "max_share": limits.max_share,
+        "directory_max": directory_max,
+        "summary_chars": summary_chars,
+    }
+
+
 def recall_limits(limits: Limits) -> tuple[int, int]:
     """What a recall row is derived with: the directory's length and a summary's share."""
     return limits.directory_max, RECALL_SUMMARY_CHARS

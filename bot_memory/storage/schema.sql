@@ -14,9 +14,17 @@
 --     database from the migrations and one from this file and fails on any difference
 --     (columns, defaults, storage, indexes, constraints, triggers, function signatures and
 --     bodies), so the two cannot drift apart.
---   * A function whose meaning changes for its callers gets a new name (bm_x_v2) rather than
---     a new body under the old one: a process still running the old code keeps calling the
---     function it was written against until it is restarted.
+--   * A commit the application calls takes one document (`c jsonb`): a later version adds keys,
+--     which an older caller leaves out, instead of a new function with more arguments. Steps
+--     inside commits are functions of their own, named for what they do; each body is written
+--     once.
+--   * A function whose meaning changes for its callers gets a new name rather than a new body
+--     under the old one: a process still running the previous release keeps calling the
+--     function it was written against until it is restarted. A superseded version lives one
+--     release: superseded.sql holds what the previous release calls and the current code does
+--     not (each a wrapper over what runs now), and the next release's first migration drops
+--     them, so this file shows only what runs. What is superseded before it was ever released
+--     goes in the migration that supersedes it.
 
 -- --- workspaces: the lock and the budget -------------------------------------------------------
 
@@ -360,6 +368,29 @@ CREATE INDEX used_tickets_expires_idx ON used_tickets (expires_at);
 -- previous holder committed. SQL-language functions are checked when created: each comes after
 -- the functions it calls.
 
+-- --- a commit's document --------------------------------------------------------------------
+
+-- A document's list of texts (record IDs, scope keys) or of message IDs as an array.
+CREATE OR REPLACE FUNCTION bm_texts(j jsonb) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(ARRAY(SELECT jsonb_array_elements_text(j)), '{}')
+$$;
+
+CREATE OR REPLACE FUNCTION bm_ids(j jsonb) RETURNS bigint[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(j) x), '{}')
+$$;
+
+-- A scope's row, made the first time something is stored for it (`scope`: the application's
+-- Scope as JSON, its key as scope_key).
+CREATE OR REPLACE FUNCTION bm_ensure_scope(ws text, scope jsonb) RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id, topic_id)
+    VALUES (ws, scope->>'scope_key', scope->>'kind', (scope->>'bot_id')::bigint,
+        (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint, (scope->>'topic_id')::bigint)
+    ON CONFLICT (workspace_id, scope_key) DO NOTHING
+$$;
+
 -- --- recall rows --------------------------------------------------------------------------
 
 -- Timestamps in recall rows as the application writes them: UTC, ISO 8601.
@@ -621,53 +652,17 @@ BEGIN
     UPDATE workspaces SET version = version + 1, updated_at = now() WHERE id = ws;
 END $$;
 
--- --- records ------------------------------------------------------------------------------
+-- What a transaction changed, written back (WorkspaceTx.flush; `c`: workspace, states (the
+-- changed scopes' rows as JSON), touched (scopes whose records changed), limits.directory_max,
+-- limits.summary_chars): bm_save_scopes.
+CREATE OR REPLACE FUNCTION bm_write_back(c jsonb) RETURNS void
+LANGUAGE sql AS $$
+    SELECT bm_save_scopes(c->>'workspace', coalesce(c->'states', '[]'::jsonb),
+        bm_texts(c->'touched'), '{}', NULL, (c->'limits'->>'directory_max')::integer,
+        (c->'limits'->>'summary_chars')::integer)
+$$;
 
--- Store a record (the application's MemoryRecord as JSON, sources included) and evict the
--- least recently used records past the workspace's cap; the new record is never evicted. A
--- record whose ID exists is left as it is (a note is one per message). Rows: the added record
--- with its retention boundary (no later than the earliest of its sources'), then the evicted.
--- The records past the cap are found by walking the LRU index (the planner preferred reading
--- every record's row and sorting them, about three times as long at 256 records of 3 KB: this
--- function plans without sorts, and nothing in it needs one), then deleted by ID.
-CREATE OR REPLACE FUNCTION bm_add_record(
-    ws text, rec jsonb, rec_fingerprint text, rec_search tsvector, max_records integer
-) RETURNS TABLE (id text, scope_key text, added boolean, available_until timestamptz)
-LANGUAGE plpgsql SET enable_sort = off AS $$
-#variable_conflict use_column
-DECLARE
-    r memory_records%ROWTYPE := jsonb_populate_record(NULL::memory_records, rec);
-    bound timestamptz;
-    over text[];
-BEGIN
-    INSERT INTO memory_records AS m (workspace_id, id, scope_key, origin, title, summary,
-        speaker_ids, thread_ids, cited, derived_from, created_at, last_used_at,
-        available_until, fingerprint, search)
-    VALUES (ws, r.id, r.scope_key, r.origin, r.title, r.summary, r.speaker_ids, r.thread_ids,
-        r.cited, r.derived_from, r.created_at, r.last_used_at,
-        least(r.available_until, (SELECT min(g.retain_until) FROM messages g
-            WHERE g.workspace_id = ws AND g.id = ANY(ARRAY(SELECT (x->>'message_id')::bigint
-            FROM jsonb_array_elements(rec->'sources') x)))),
-        rec_fingerprint, rec_search)
-    ON CONFLICT (workspace_id, id) DO NOTHING
-    RETURNING m.available_until INTO bound;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-    INSERT INTO record_sources (workspace_id, record_id, message_id, hash, speaker_id,
-        thread_id, role, inherited)
-    SELECT ws, r.id, s.message_id, s.hash, s.speaker_id, s.thread_id, s.role, s.inherited
-    FROM jsonb_to_recordset(rec->'sources') AS s(message_id bigint, hash text,
-        speaker_id bigint, thread_id bigint, role text, inherited boolean);
-    RETURN QUERY SELECT r.id, r.scope_key, true, bound;
-    over := ARRAY(SELECT o.id FROM memory_records o WHERE o.workspace_id = ws AND o.id <> r.id
-        ORDER BY o.last_used_at DESC, o.created_at DESC, o.id DESC OFFSET max_records - 1);
-    IF cardinality(over) > 0 THEN
-        RETURN QUERY
-            DELETE FROM memory_records d WHERE d.workspace_id = ws AND d.id = ANY(over)
-            RETURNING d.id, d.scope_key, false, NULL::timestamptz;
-    END IF;
-END $$;
+-- --- records ------------------------------------------------------------------------------
 
 -- The cap's fair share, in records: what one scope, or one speaker's notes, may hold of a
 -- workspace's `max_records` before the cap evicts from them first (at least one record).
@@ -676,23 +671,29 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT greatest(1, floor(max_records * max_share))::integer
 $$;
 
--- bm_add_record, the cap shared fairly (migration 021): past the workspace's cap the records go
--- from whoever holds the most, one at a time: from the scope holding the most if it holds more
--- than `max_share` of the cap (at least one record), else from the whole workspace; within
--- that, the least recently used note of the speaker with the most notes there if they are
--- over the same share, else the least recently used record there. The new record is never
--- evicted, so one scope, or one speaker's notes, over their share cannot evict another's
--- memories; with nobody over their share it is the workspace's plain LRU.
-CREATE OR REPLACE FUNCTION bm_add_record_v2(
-    ws text, rec jsonb, rec_fingerprint text, rec_search tsvector, max_records integer,
-    max_share real
-) RETURNS TABLE (id text, scope_key text, added boolean, available_until timestamptz)
+-- Store a record and evict past the workspace's cap (`c`: workspace, record (the application's
+-- MemoryRecord as JSON, sources included), fingerprint, search (its terms as tsvector text),
+-- limits.max_records and limits.max_share (default 1: plain LRU)). The new record is never
+-- evicted, and a record whose ID exists is left as it is (a note is one per message). Past the
+-- cap the records go from whoever holds the most, one at a time: from the scope holding the
+-- most if it holds more than its share of the cap (bm_fair_share), else from the whole
+-- workspace; within that, the least recently used note of the speaker with the most notes there
+-- if they are over the same share, else the least recently used record there; with nobody over
+-- their share it is the workspace's plain LRU. Rows: the added record with its retention
+-- boundary (no later than the earliest of its sources'), then the evicted.
+CREATE OR REPLACE FUNCTION bm_record_store(c jsonb)
+RETURNS TABLE (id text, scope_key text, added boolean, available_until timestamptz)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
-    r memory_records%ROWTYPE := jsonb_populate_record(NULL::memory_records, rec);
+    ws text := c->>'workspace';
+    rec jsonb := c->'record';
+    max_records integer := (c->'limits'->>'max_records')::integer;
+    r memory_records%ROWTYPE := jsonb_populate_record(NULL::memory_records, c->'record');
     bound timestamptz;
-    share integer := bm_fair_share(max_records, max_share);
+    share integer := bm_fair_share(
+        (c->'limits'->>'max_records')::integer,
+        coalesce((c->'limits'->>'max_share')::real, 1.0));
     total integer;
     big_key text;
     big_speaker bigint;
@@ -707,7 +708,7 @@ BEGIN
         least(r.available_until, (SELECT min(g.retain_until) FROM messages g
             WHERE g.workspace_id = ws AND g.id = ANY(ARRAY(SELECT (x->>'message_id')::bigint
             FROM jsonb_array_elements(rec->'sources') x)))),
-        rec_fingerprint, rec_search)
+        c->>'fingerprint', (c->>'search')::tsvector)
     ON CONFLICT (workspace_id, id) DO NOTHING
     RETURNING m.available_until INTO bound;
     IF NOT FOUND THEN
@@ -756,11 +757,9 @@ BEGIN
     END LOOP;
 END $$;
 
--- bm_add_record, its outcome as bm_save_scopes takes it: the added record's scope and ID (NULL
--- when it existed already), the records evicted and their scopes.
-CREATE OR REPLACE FUNCTION bm_added(
-    ws text, rec jsonb, rec_fingerprint text, rec_search tsvector, max_records integer
-) RETURNS jsonb
+-- bm_record_store's outcome as bm_save_scopes and bm_prepend take it: the added record's scope
+-- and ID (NULL when it existed already), the records evicted and their scopes.
+CREATE OR REPLACE FUNCTION bm_record_added(c jsonb) RETURNS jsonb
 LANGUAGE sql AS $$
     SELECT jsonb_build_object(
         'scope_key', max(a.scope_key) FILTER (WHERE a.added),
@@ -768,22 +767,7 @@ LANGUAGE sql AS $$
         'evicted', coalesce(jsonb_agg(a.id) FILTER (WHERE NOT a.added), '[]'::jsonb),
         'evicted_scopes', coalesce(jsonb_agg(DISTINCT a.scope_key) FILTER (WHERE NOT a.added),
                                    '[]'::jsonb))
-    FROM bm_add_record(ws, rec, rec_fingerprint, rec_search, max_records) a
-$$;
-
--- bm_added with the cap shared fairly (bm_add_record_v2).
-CREATE OR REPLACE FUNCTION bm_added_v2(
-    ws text, rec jsonb, rec_fingerprint text, rec_search tsvector, max_records integer,
-    max_share real
-) RETURNS jsonb
-LANGUAGE sql AS $$
-    SELECT jsonb_build_object(
-        'scope_key', max(a.scope_key) FILTER (WHERE a.added),
-        'id', max(a.id) FILTER (WHERE a.added),
-        'evicted', coalesce(jsonb_agg(a.id) FILTER (WHERE NOT a.added), '[]'::jsonb),
-        'evicted_scopes', coalesce(jsonb_agg(DISTINCT a.scope_key) FILTER (WHERE NOT a.added),
-                                   '[]'::jsonb))
-    FROM bm_add_record_v2(ws, rec, rec_fingerprint, rec_search, max_records, max_share) a
+    FROM bm_record_store(c) a
 $$;
 
 -- Messages and every answer derived from them, and from those, to a fixed point.
@@ -843,7 +827,7 @@ BEGIN
     RETURN stopped;
 END $$;
 
--- End an owned job without retry (jobs.stop); its checkpoint goes with it.
+-- End an owned job without retry (Jobs.stop); its checkpoint goes with it.
 CREATE OR REPLACE FUNCTION bm_stop_job(
     ws text, job_id bigint, token uuid, reason text, kind text, refund boolean
 ) RETURNS void
@@ -855,7 +839,7 @@ LANGUAGE sql AS $$
     WHERE workspace_id = ws AND id = job_id AND ownership_token = token
 $$;
 
--- A job bm_commit_extraction ended as done, stopped instead: what bm_stop_job writes (the
+-- A job bm_extraction_commit ended as done, stopped instead: what bm_stop_job writes (the
 -- lease, token and checkpoint are gone already).
 CREATE OR REPLACE FUNCTION bm_stopped(ws text, job_id bigint, reason text, kind text) RETURNS void
 LANGUAGE sql AS $$
@@ -863,7 +847,7 @@ LANGUAGE sql AS $$
     WHERE workspace_id = ws AND id = job_id
 $$;
 
--- Move an owned job on (jobs.advance); ending releases the lease and drops the checkpoint.
+-- Move an owned job on (Jobs.advance); ending releases the lease and drops the checkpoint.
 CREATE OR REPLACE FUNCTION bm_job_phase(ws text, job_id bigint, new_phase text) RETURNS void
 LANGUAGE sql AS $$
     UPDATE memory_jobs SET phase = new_phase, updated_at = now(),
@@ -921,45 +905,10 @@ LANGUAGE sql AS $$
 $$;
 
 -- The sources part of what a job may still work on: NULL when every snapshot source is
--- retained, unedited and not forgotten; otherwise why, for the first (in snapshot order) that
+-- retained (its boundary not passed by `at`: the expiry pass erases only what was due at a
+-- tick's start; a boundary passing later in the tick is caught here, before each call and at
+-- commit), unedited and not forgotten; otherwise why, for the first (in snapshot order) that
 -- changed.
-CREATE OR REPLACE FUNCTION bm_source_problem(ws text, skey text, sources jsonb) RETURNS text
-LANGUAGE sql STABLE AS $$
-    SELECT 'source m' || e.message_id || CASE
-            WHEN m.id IS NULL OR m.text IS NULL THEN ' was removed or expired'
-            WHEN t.message_id IS NOT NULL THEN ' was forgotten'
-            ELSE ' was edited' END
-    FROM (SELECT (x.src->>'message_id')::bigint AS message_id, x.src->>'hash' AS hash, x.n
-          FROM jsonb_array_elements(sources) WITH ORDINALITY AS x(src, n)) e
-    LEFT JOIN LATERAL (SELECT g.id, g.text, g.content_hash FROM messages g
-                       WHERE g.workspace_id = ws AND g.id = e.message_id) m ON true
-    LEFT JOIN LATERAL (SELECT f.message_id FROM tombstones f WHERE f.workspace_id = ws
-                       AND f.scope_key = skey AND f.message_id = e.message_id) t ON true
-    WHERE m.id IS NULL OR m.text IS NULL OR t.message_id IS NOT NULL
-       OR m.content_hash <> e.hash
-    ORDER BY e.n LIMIT 1
-$$;
-
--- What a job may still work on (pipeline/inputs.py): NULL when memory is on in the scope, the
--- bot is there, and every snapshot source is retained, unedited and not forgotten; otherwise
--- the stop kind and why.
-CREATE OR REPLACE FUNCTION bm_input_problem(ws text, skey text, sources jsonb, OUT kind text, OUT problem text)
-LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN s.scope_key IS NULL THEN 'gone' WHEN NOT s.enabled OR s.suspended THEN 'off'
-                WHEN c.problem IS NOT NULL THEN 'changed' END,
-           CASE WHEN s.scope_key IS NULL THEN 'the scope is gone'
-                WHEN NOT s.enabled THEN 'memory was turned off in this scope'
-                WHEN s.suspended THEN 'the bot is no longer in this chat'
-                ELSE c.problem END
-    FROM (SELECT 1) one
-    LEFT JOIN memory_scopes s ON s.workspace_id = ws AND s.scope_key = skey
-    LEFT JOIN LATERAL (SELECT bm_source_problem(ws, skey, sources) AS problem
-                       WHERE s.enabled AND NOT s.suspended) c ON true
-$$;
-
--- bm_source_problem as of `at`: a source whose retention boundary has passed by then is a
--- problem too (the expiry pass erases only what was due at a tick's start; a boundary passing
--- later in the tick is caught here, before each call and at commit).
 CREATE OR REPLACE FUNCTION bm_source_problem_v2(ws text, skey text, sources jsonb, at timestamptz)
 RETURNS text
 LANGUAGE sql STABLE AS $$
@@ -979,8 +928,9 @@ LANGUAGE sql STABLE AS $$
     ORDER BY e.n LIMIT 1
 $$;
 
--- bm_input_problem as of `at` (pipeline/inputs.py): a source past its retention boundary by
--- then is a problem (bm_source_problem_v2).
+-- What a job may still work on (Jobs.input_problem): NULL when memory is on in the scope, the
+-- bot is there, and every snapshot source holds at `at` (bm_source_problem_v2); otherwise the
+-- stop kind and why.
 CREATE OR REPLACE FUNCTION bm_input_problem_v2(
     ws text, skey text, sources jsonb, at timestamptz, OUT kind text, OUT problem text
 )
@@ -997,7 +947,7 @@ LANGUAGE sql STABLE AS $$
                        WHERE s.enabled AND NOT s.suspended) c ON true
 $$;
 
--- Attempts of a job still pending (ledger.close_abandoned_attempts, the same rows and the same
+-- Attempts of a job still pending (Ledger.close_abandoned_attempts, the same rows and the same
 -- settlement): the process making them died mid-call, so the provider may have processed and
 -- billed them. They become unknown, charged their reservation; returns how many.
 CREATE OR REPLACE FUNCTION bm_close_abandoned(ws text, job bigint) RETURNS integer
@@ -1028,8 +978,8 @@ END $$;
 
 -- --- the commits --------------------------------------------------------------------------
 
--- Records as the application reads them (workspace.record_from_row), by ID: their own sources
--- first, then those inherited, each in message order (as workspace.RECORD_SOURCES reads them);
+-- Records as the application reads them (storage/rows.py: record_from_row), by ID: their own sources
+-- first, then those inherited, each in message order (as rows.RECORD_SOURCES reads them);
 -- what replaced them only when something did (a record read by an older process has the keys
 -- it knows).
 CREATE OR REPLACE FUNCTION bm_records_json(ws text, ids text[]) RETURNS jsonb
@@ -1129,189 +1079,6 @@ BEGIN
         'answers', given, 'unextracted', unextracted);
 END $$;
 
--- Carry out a forget the application decided on (control._forget): the reached records go, the
--- forgotten messages become tombstones (a record still built on any of them becomes
--- unavailable), jobs holding them stop, references to them are scrubbed, the scope is looked
--- at again (`rearm_at`); then the transaction's scopes are written back (bm_save_scopes).
-CREATE OR REPLACE FUNCTION bm_forget(
-    ws text, skey text, removed text[], doomed bigint[], rearm_at timestamptz,
-    states jsonb, touched text[], directory_max integer, summary_chars integer
-) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-    changed text[];
-BEGIN
-    WITH gone AS (
-        DELETE FROM memory_records r WHERE r.workspace_id = ws AND r.id = ANY(removed)
-        RETURNING r.scope_key
-    )
-    SELECT coalesce(array_agg(DISTINCT scope_key), '{}') INTO changed FROM gone;
-    SELECT changed || t.scopes INTO changed FROM bm_tombstone(ws, skey, doomed) t;
-    PERFORM bm_stop_jobs_touching(ws, skey, doomed, 'a source was forgotten');
-    PERFORM bm_scrub(ws, doomed);
-    IF rearm_at IS NOT NULL THEN
-        PERFORM bm_rearm(ws, skey, rearm_at);
-    END IF;
-    PERFORM bm_save_scopes(ws, states, touched || changed, '{}', NULL, directory_max,
-        summary_chars);
-END $$;
-
--- Forget records chosen by ID in one statement when nothing is left for the application to
--- decide (control.forget_record): the actor may forget anything in the scope (`may_all`, the
--- application's rule), the bot is in the chat, and no answer given with what is forgotten and
--- no message not yet extracted has to be read for what it says. Then everything the records
--- reach goes, as bm_forget does. 'nothing': none of them is there to forget; 'undecided':
--- nothing changed, the application decides (bm_forget_reach); 'gone': no workspace.
-CREATE OR REPLACE FUNCTION bm_forget_at_once(
-    ws text, skey text, ids text[], request_id bigint, asker bigint, rearm_at timestamptz,
-    directory_max integer, summary_chars integer, OUT outcome text, OUT removed text[]
-)
-LANGUAGE plpgsql AS $$
-DECLARE
-    s memory_scopes%ROWTYPE;
-    chosen text[];
-    doomed bigint[];
-BEGIN
-    removed := '{}';
-    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        outcome := 'gone'; RETURN;
-    END IF;
-    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
-    IF s.suspended THEN
-        outcome := 'undecided'; RETURN;
-    END IF;
-    chosen := ARRAY(SELECT r.id FROM memory_records r WHERE r.workspace_id = ws
-        AND r.id = ANY(ids) AND r.valid AND r.scope_key = skey);
-    IF cardinality(chosen) = 0 THEN
-        outcome := 'nothing'; RETURN;
-    END IF;
-    doomed := ARRAY(SELECT DISTINCT c.message_id FROM record_sources c
-        WHERE c.workspace_id = ws AND c.record_id = ANY(chosen));
-    removed := ARRAY(SELECT DISTINCT d.record_id FROM record_sources d
-        WHERE d.workspace_id = ws AND d.message_id = ANY(doomed) ORDER BY d.record_id);
-    doomed := ARRAY(SELECT DISTINCT z.message_id FROM record_sources z
-        WHERE z.workspace_id = ws AND z.record_id = ANY(removed));
-    IF cardinality(removed) = 0 OR EXISTS (SELECT 1 FROM messages g
-            WHERE g.workspace_id = ws AND g.text IS NOT NULL AND g.id = ANY(ARRAY(
-                SELECT a FROM unnest(bm_derived_closure(ws, doomed)) a
-                WHERE a <> ALL(doomed)))) THEN
-        removed := '{}';
-        outcome := 'undecided'; RETURN;
-    END IF;
-    -- As bm_forget_reach: the answers in flight are flagged, then what is not extracted yet is
-    -- read; if there is any, the application reads it (the flags go with this statement).
-    UPDATE requests r SET answer_forgotten = true
-    WHERE r.workspace_id = ws AND r.scope_key = skey AND (r.id = request_id
-        OR (r.status IN ('queued', 'running', 'awaiting_approval') AND (asker IS NULL
-            OR EXISTS (SELECT 1 FROM messages u WHERE u.workspace_id = ws
-                       AND u.id = r.user_message_id AND u.speaker_id = asker))));
-    IF EXISTS (SELECT 1 FROM requests r JOIN messages m ON m.workspace_id = r.workspace_id
-                   AND m.id IN (r.user_message_id, r.answer_message_id)
-               WHERE r.workspace_id = ws AND r.scope_key = skey
-                 AND r.id > coalesce(s.extracted_through, 0) AND r.kind = 'chat'
-                 AND m.text IS NOT NULL
-                 AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = ws
-                                 AND t.scope_key = skey AND t.message_id = m.id)
-                 AND (asker IS NULL OR EXISTS (SELECT 1 FROM messages u
-                      WHERE u.workspace_id = ws AND u.id = r.user_message_id
-                      AND u.speaker_id = asker))) THEN
-        RAISE EXCEPTION 'the application decides this forget' USING ERRCODE = 'BM001';
-    END IF;
-    PERFORM bm_forget(ws, skey, removed, doomed, rearm_at, '[]'::jsonb, '{}', directory_max,
-        summary_chars);
-    outcome := 'forgotten';
-END $$;
-
--- Remember a note (control._remember) in one statement: unless the bot left the chat
--- ('unavailable') or memory is off here ('memory_off'), store the note (its scope's row too,
--- the first time), evict past the cap, and write back what changed. 'gone': no workspace.
-CREATE OR REPLACE FUNCTION bm_remember(
-    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
-    max_records integer, directory_max integer, summary_chars integer
-) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    skey text := scope->>'scope_key';
-    s memory_scopes%ROWTYPE;
-    added jsonb;
-BEGIN
-    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        RETURN 'gone';
-    END IF;
-    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
-    IF FOUND AND s.suspended THEN
-        RETURN 'unavailable';
-    ELSIF FOUND AND NOT s.enabled THEN
-        RETURN 'memory_off';
-    ELSIF NOT FOUND THEN
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
-            topic_id)
-        VALUES (ws, skey, scope->>'kind', (scope->>'bot_id')::bigint,
-            (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
-            (scope->>'topic_id')::bigint);
-    END IF;
-    added := bm_added(ws, rec, rec_fingerprint, rec_search, max_records);
-    PERFORM bm_save_scopes(ws, '[]'::jsonb,
-        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
-        added, directory_max, summary_chars);
-    RETURN 'remembered';
-END $$;
-
--- bm_remember, the note checked against its source under the lock (control._remember): a
--- source edited since it was received, erased, removed, forgotten or past its retention
--- boundary at `at` is refused ('source_changed'), so a note is always the message as it is at
--- commit and never brings back what retention or a sweep removed.
-CREATE OR REPLACE FUNCTION bm_remember_v2(
-    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
-    max_records integer, directory_max integer, summary_chars integer, at timestamptz
-) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    -- bm_remember_v3 with no share smaller than the whole cap: plain LRU (migration 021).
-    RETURN bm_remember_v3(ws, scope, rec, rec_fingerprint, rec_search, max_records, 1.0,
-        directory_max, summary_chars, at);
-END $$;
-
--- bm_remember_v2 with the cap shared fairly (bm_added_v2, migration 021).
-CREATE OR REPLACE FUNCTION bm_remember_v3(
-    ws text, scope jsonb, rec jsonb, rec_fingerprint text, rec_search tsvector,
-    max_records integer, max_share real, directory_max integer, summary_chars integer, at timestamptz
-) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    skey text := scope->>'scope_key';
-    s memory_scopes%ROWTYPE;
-    added jsonb;
-BEGIN
-    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        RETURN 'gone';
-    END IF;
-    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
-    IF FOUND AND s.suspended THEN
-        RETURN 'unavailable';
-    ELSIF FOUND AND NOT s.enabled THEN
-        RETURN 'memory_off';
-    END IF;
-    IF bm_source_problem_v2(ws, skey, rec->'sources', at) IS NOT NULL THEN
-        RETURN 'source_changed';
-    END IF;
-    IF s.scope_key IS NULL THEN
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
-            topic_id)
-        VALUES (ws, skey, scope->>'kind', (scope->>'bot_id')::bigint,
-            (scope->>'chat_id')::bigint, (scope->>'user_id')::bigint,
-            (scope->>'topic_id')::bigint);
-    END IF;
-    added := bm_added_v2(ws, rec, rec_fingerprint, rec_search, max_records, max_share);
-    PERFORM bm_save_scopes(ws, '[]'::jsonb,
-        skey || ARRAY(SELECT jsonb_array_elements_text(added->'evicted_scopes')), '{}',
-        added, directory_max, summary_chars);
-    RETURN 'remembered';
-END $$;
-
 -- Erase messages and everything derived from them (retention.erase), in one statement:
 -- answers derived from them to a fixed point, records depending on any of them, job
 -- checkpoints holding them, tombstones of the erased originals, references, and scopes left
@@ -1382,72 +1149,210 @@ BEGIN
     END IF;
 END $$;
 
--- Commit an extraction job's answer (pipeline/extraction._commit) in one statement, if the job
--- is still this worker's ('lost' otherwise), no attempt of it was cut off ('cut_off': they
--- become unknown and the job stops for an operator, as the worker's check before a model call
--- does) and its input still holds (else the job stops: 'stopped' and why): the record,
--- depending on its batch and inheriting the sources of the records it carried facts from, the
--- scope's watermark, the job done, the scope looked at again for later batches, and the
--- write-back (as bm_save_scopes does it). `rec` is NULL for an empty answer. 'gone': no
--- workspace. `at` is the commit's time: a source whose retention boundary has passed by then
--- stops the job.
-CREATE OR REPLACE FUNCTION bm_commit_extraction(
-    ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
-    rec jsonb, carried text[], rec_fingerprint text, rec_search tsvector, at timestamptz,
-    max_records integer, directory_max integer, summary_chars integer,
-    OUT outcome text, OUT detail text
-)
-LANGUAGE plpgsql AS $$
-BEGIN
-    -- bm_commit_extraction_fair with no share smaller than the whole cap: nobody is over it,
-    -- so eviction is the plain LRU this function always had (migration 021).
-    SELECT c.outcome, c.detail INTO outcome, detail
-      FROM bm_commit_extraction_fair(ws, skey, job_id, token, sources, through_request, rec,
-          carried, rec_fingerprint, rec_search, at, max_records, 1.0, directory_max,
-          summary_chars) c;
-END $$;
-
--- bm_commit_extraction, and the records its answer corrects or makes obsolete (`replaces`,
--- records of its scope the model was given) marked replaced by the new record at `at`, in the
--- same statement: a record still valid and not replaced already (one forgotten or evicted
--- meanwhile has nothing left to replace), then the scope's recall row derived again without
--- them. An empty answer replaces nothing.
-CREATE OR REPLACE FUNCTION bm_commit_extraction_v2(
-    ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
-    rec jsonb, carried text[], replaces text[], rec_fingerprint text, rec_search tsvector,
-    at timestamptz, max_records integer, directory_max integer, summary_chars integer,
-    OUT outcome text, OUT detail text
-)
-LANGUAGE plpgsql AS $$
-BEGIN
-    SELECT c.outcome, c.detail INTO outcome, detail
-      FROM bm_commit_extraction(ws, skey, job_id, token, sources, through_request, rec,
-          carried, rec_fingerprint, rec_search, at, max_records, directory_max,
-          summary_chars) c;
-    IF outcome <> 'done' OR rec IS NULL OR coalesce(cardinality(replaces), 0) = 0 THEN
-        RETURN;
-    END IF;
-    UPDATE memory_records r SET replaced_by = rec->>'id', replaced_at = at
-    WHERE r.workspace_id = ws AND r.scope_key = skey AND r.id = ANY(replaces)
-      AND r.id <> rec->>'id' AND r.valid AND r.replaced_by IS NULL
-      AND EXISTS (SELECT 1 FROM memory_records n WHERE n.workspace_id = ws
-                  AND n.id = rec->>'id');
-    IF FOUND THEN
-        PERFORM bm_save_scopes(ws, '[]'::jsonb, ARRAY[skey], '{}', NULL, directory_max,
-            summary_chars);
-    END IF;
-END $$;
-
--- bm_commit_extraction with the cap shared fairly (bm_add_record_v2, migration 021); what
--- bm_commit_extraction_v3 commits before it marks what the answer replaces.
-CREATE OR REPLACE FUNCTION bm_commit_extraction_fair(
-    ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
-    rec jsonb, carried text[], rec_fingerprint text, rec_search tsvector, at timestamptz,
-    max_records integer, max_share real, directory_max integer, summary_chars integer,
-    OUT outcome text, OUT detail text
-)
+-- Remember a note (control._remember) in one statement (`c`: workspace, scope (with its
+-- scope_key), record, fingerprint, search, limits, at, check_sources (default true)): unless
+-- the bot left the chat ('unavailable') or memory is off here ('memory_off'), and, when checked,
+-- only while its source is the message's text, retained at `at` (else 'source_changed': a
+-- note is the message as it is at commit and never brings back what retention or a sweep
+-- removed), store the note (its scope's row too, the first time), evict past the cap, and
+-- write back what changed. 'gone': no workspace.
+CREATE OR REPLACE FUNCTION bm_note_commit(c jsonb) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
+    ws text := c->>'workspace';
+    skey text := c->'scope'->>'scope_key';
+    s memory_scopes%ROWTYPE;
+    added jsonb;
+BEGIN
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'gone';
+    END IF;
+    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
+    IF FOUND AND s.suspended THEN
+        RETURN 'unavailable';
+    ELSIF FOUND AND NOT s.enabled THEN
+        RETURN 'memory_off';
+    END IF;
+    IF coalesce((c->>'check_sources')::boolean, true) AND bm_source_problem_v2(
+            ws, skey, c->'record'->'sources', (c->>'at')::timestamptz) IS NOT NULL THEN
+        RETURN 'source_changed';
+    END IF;
+    IF s.scope_key IS NULL THEN
+        PERFORM bm_ensure_scope(ws, c->'scope');
+    END IF;
+    added := bm_record_added(c);
+    PERFORM bm_save_scopes(ws, '[]'::jsonb,
+        skey || bm_texts(added->'evicted_scopes'), '{}', added,
+        (c->'limits'->>'directory_max')::integer, (c->'limits'->>'summary_chars')::integer);
+    RETURN 'remembered';
+END $$;
+
+-- A forget, decided (control._carry_out; `c`: workspace, scope_key, removed (record IDs),
+-- doomed (message IDs), rearm_at, states, touched, limits): the removed records go, the doomed
+-- messages become tombstones (records still built on them become unavailable), jobs holding
+-- them stop, references to them are scrubbed, the scope is looked at again at `rearm_at` (when
+-- given), and the transaction's scopes are written back.
+CREATE OR REPLACE FUNCTION bm_forget_commit(c jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    ws text := c->>'workspace';
+    skey text := c->>'scope_key';
+    doomed bigint[] := bm_ids(c->'doomed');
+    changed text[];
+BEGIN
+    WITH gone AS (
+        DELETE FROM memory_records r WHERE r.workspace_id = ws
+            AND r.id = ANY(bm_texts(c->'removed'))
+        RETURNING r.scope_key
+    )
+    SELECT coalesce(array_agg(DISTINCT scope_key), '{}') INTO changed FROM gone;
+    SELECT changed || t.scopes INTO changed FROM bm_tombstone(ws, skey, doomed) t;
+    PERFORM bm_stop_jobs_touching(ws, skey, doomed, 'a source was forgotten');
+    PERFORM bm_scrub(ws, doomed);
+    IF c->>'rearm_at' IS NOT NULL THEN
+        PERFORM bm_rearm(ws, skey, (c->>'rearm_at')::timestamptz);
+    END IF;
+    PERFORM bm_save_scopes(ws, coalesce(c->'states', '[]'::jsonb),
+        bm_texts(c->'touched') || changed, '{}', NULL,
+        (c->'limits'->>'directory_max')::integer, (c->'limits'->>'summary_chars')::integer);
+END $$;
+
+-- Forget records chosen by ID in one statement when nothing is left for the application to
+-- decide (control.forget_record; `c`: workspace, scope_key, ids, request_id, asker, rearm_at,
+-- limits): the actor may forget anything in the scope (the application's rule), the bot is in
+-- the chat, and no answer given with what is forgotten and no message not yet extracted has to
+-- be read for what it says. Then everything the records reach goes, as bm_forget_commit does.
+-- 'nothing': none of them is there to forget; raises BM001 (nothing changed) when the
+-- application decides (bm_forget_reach); 'gone': no workspace.
+CREATE OR REPLACE FUNCTION bm_forget_at_once_commit(c jsonb, OUT outcome text, OUT removed text[])
+LANGUAGE plpgsql AS $$
+DECLARE
+    ws text := c->>'workspace';
+    skey text := c->>'scope_key';
+    asker bigint := (c->>'asker')::bigint;
+    s memory_scopes%ROWTYPE;
+    chosen text[];
+    doomed bigint[];
+BEGIN
+    removed := '{}';
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        outcome := 'gone'; RETURN;
+    END IF;
+    SELECT * INTO s FROM memory_scopes WHERE workspace_id = ws AND scope_key = skey;
+    IF s.suspended THEN
+        outcome := 'undecided'; RETURN;
+    END IF;
+    chosen := ARRAY(SELECT r.id FROM memory_records r WHERE r.workspace_id = ws
+        AND r.id = ANY(bm_texts(c->'ids')) AND r.valid AND r.scope_key = skey);
+    IF cardinality(chosen) = 0 THEN
+        outcome := 'nothing'; RETURN;
+    END IF;
+    doomed := ARRAY(SELECT DISTINCT d.message_id FROM record_sources d
+        WHERE d.workspace_id = ws AND d.record_id = ANY(chosen));
+    removed := ARRAY(SELECT DISTINCT d.record_id FROM record_sources d
+        WHERE d.workspace_id = ws AND d.message_id = ANY(doomed) ORDER BY d.record_id);
+    doomed := ARRAY(SELECT DISTINCT z.message_id FROM record_sources z
+        WHERE z.workspace_id = ws AND z.record_id = ANY(removed));
+    IF cardinality(removed) = 0 OR EXISTS (SELECT 1 FROM messages g
+            WHERE g.workspace_id = ws AND g.text IS NOT NULL AND g.id = ANY(ARRAY(
+                SELECT a FROM unnest(bm_derived_closure(ws, doomed)) a
+                WHERE a <> ALL(doomed)))) THEN
+        removed := '{}';
+        outcome := 'undecided'; RETURN;
+    END IF;
+    -- As bm_forget_reach: the answers in flight are flagged, then what is not extracted yet is
+    -- read; if there is any, the application reads it (the flags go with this statement).
+    UPDATE requests r SET answer_forgotten = true
+    WHERE r.workspace_id = ws AND r.scope_key = skey AND (r.id = (c->>'request_id')::bigint
+        OR (r.status IN ('queued', 'running', 'awaiting_approval') AND (asker IS NULL
+            OR EXISTS (SELECT 1 FROM messages u WHERE u.workspace_id = ws
+                       AND u.id = r.user_message_id AND u.speaker_id = asker))));
+    IF EXISTS (SELECT 1 FROM requests r JOIN messages m ON m.workspace_id = r.workspace_id
+                   AND m.id IN (r.user_message_id, r.answer_message_id)
+               WHERE r.workspace_id = ws AND r.scope_key = skey
+                 AND r.id > coalesce(s.extracted_through, 0) AND r.kind = 'chat'
+                 AND m.text IS NOT NULL
+                 AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = ws
+                                 AND t.scope_key = skey AND t.message_id = m.id)
+                 AND (asker IS NULL OR EXISTS (SELECT 1 FROM messages u
+                      WHERE u.workspace_id = ws AND u.id = r.user_message_id
+                      AND u.speaker_id = asker))) THEN
+        RAISE EXCEPTION 'the application decides this forget' USING ERRCODE = 'BM001';
+    END IF;
+    PERFORM bm_forget_commit(jsonb_build_object('workspace', ws, 'scope_key', skey,
+        'removed', to_jsonb(removed), 'doomed', to_jsonb(doomed), 'rearm_at', c->'rearm_at',
+        'limits', c->'limits'));
+    outcome := 'forgotten';
+END $$;
+
+-- The job ended as done while its ownership is checked (one write of its row; a commit that
+-- stops it instead writes the stop over that, as bm_stop_job leaves a job): false when the job
+-- is not this token's, or its lease ran out.
+CREATE OR REPLACE FUNCTION bm_finish_owned_job(ws text, job bigint, token uuid) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE memory_jobs SET phase = 'done', lease_until = NULL, ownership_token = NULL,
+        checkpoint = '{}'::jsonb, finished_at = now(), updated_at = now()
+    WHERE workspace_id = ws AND id = job AND ownership_token = token AND lease_until > now();
+    RETURN FOUND;
+END $$;
+
+-- A record that carried facts from others (`kept`) depends on their sources too: its own
+-- sources first, the carried records' after them as inherited, and it is derived from them.
+CREATE OR REPLACE FUNCTION bm_inherit_sources(ws text, rec jsonb, kept text[]) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN cardinality(kept) = 0 THEN rec ELSE rec || jsonb_build_object(
+        'derived_from', to_jsonb(kept),
+        'sources', (rec->'sources') || coalesce((
+            SELECT jsonb_agg(jsonb_build_object('message_id', i.message_id, 'hash', i.hash,
+                'speaker_id', i.speaker_id, 'thread_id', i.thread_id, 'role', i.role,
+                'inherited', true) ORDER BY i.message_id)
+            FROM (SELECT DISTINCT ON (d.message_id) d.* FROM record_sources d
+                  WHERE d.workspace_id = ws AND d.record_id = ANY(kept)
+                    AND d.message_id NOT IN (SELECT (x->>'message_id')::bigint
+                        FROM jsonb_array_elements(rec->'sources') x)
+                  ORDER BY d.message_id, d.record_id) i), '[]'::jsonb)) END
+$$;
+
+-- Records of a scope a new one replaces, marked replaced by it at `at`: each still valid and
+-- not replaced already (one forgotten or evicted meanwhile has nothing left to replace), and
+-- only while the new record is there. Whether any was marked.
+CREATE OR REPLACE FUNCTION bm_mark_replaced(
+    ws text, skey text, new_id text, replaces text[], at timestamptz
+) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE memory_records r SET replaced_by = new_id, replaced_at = at
+    WHERE r.workspace_id = ws AND r.scope_key = skey AND r.id = ANY(replaces)
+      AND r.id <> new_id AND r.valid AND r.replaced_by IS NULL
+      AND EXISTS (SELECT 1 FROM memory_records n WHERE n.workspace_id = ws AND n.id = new_id);
+    RETURN FOUND;
+END $$;
+
+-- Commit an extraction job's answer (pipeline/extraction._commit) in one statement (`c`:
+-- workspace, scope_key, job {id, token, sources (snapshot order: message_id, hash),
+-- through_request}, record (NULL for an empty answer), fingerprint, search, carried (the
+-- records it carried facts from), replaces (the records its answer corrects or makes
+-- obsolete), at (the commit's time), limits), if the job is still this worker's ('lost'
+-- otherwise), no attempt of it was cut off ('cut_off': they become unknown and the job stops
+-- for an operator, as the worker's check before a model call does) and its input still holds
+-- at `at` (else the job stops: 'stopped' and why): the record, depending on its batch and
+-- inheriting the sources of the records it carried facts from, the records it replaces marked,
+-- the scope's watermark, the job done, the scope looked at again for later batches, and the
+-- write-back. 'gone': no workspace.
+CREATE OR REPLACE FUNCTION bm_extraction_commit(c jsonb, OUT outcome text, OUT detail text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    ws text := c->>'workspace';
+    skey text := c->>'scope_key';
+    job bigint := (c->'job'->>'id')::bigint;
+    at timestamptz := (c->>'at')::timestamptz;
+    rec jsonb := CASE WHEN jsonb_typeof(c->'record') = 'object' THEN c->'record' END;
+    carried text[] := bm_texts(c->'carried');
+    directory_max integer := (c->'limits'->>'directory_max')::integer;
+    summary_chars integer := (c->'limits'->>'summary_chars')::integer;
     s memory_scopes%ROWTYPE;
     shortcut memory_scopes%ROWTYPE;
     stop_kind text := 'changed';
@@ -1459,23 +1364,17 @@ BEGIN
     IF NOT FOUND THEN
         outcome := 'gone'; RETURN;
     END IF;
-    -- The job is ended as done while its ownership is checked (one write of its row); a commit
-    -- that stops it instead writes the stop over that (as bm_stop_job leaves a job).
-    UPDATE memory_jobs SET phase = 'done', lease_until = NULL, ownership_token = NULL,
-        checkpoint = '{}'::jsonb, finished_at = now(), updated_at = now()
-    WHERE workspace_id = ws AND id = job_id AND ownership_token = token AND lease_until > now();
-    IF NOT FOUND THEN
+    IF NOT bm_finish_owned_job(ws, job, (c->'job'->>'token')::uuid) THEN
         outcome := 'lost'; RETURN;
     END IF;
-    IF EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ws
-               AND l.job_id = bm_commit_extraction_fair.job_id
+    IF EXISTS (SELECT 1 FROM usage_ledger l WHERE l.workspace_id = ws AND l.job_id = job
                AND l.outcome = 'pending') THEN
-        PERFORM bm_close_abandoned(ws, job_id);
+        PERFORM bm_close_abandoned(ws, job);
         detail := 'unknown provider outcome: the call was cut off';
-        PERFORM bm_stopped(ws, job_id, detail, 'unknown');
+        PERFORM bm_stopped(ws, job, detail, 'unknown');
         outcome := 'cut_off'; RETURN;
     END IF;
-    -- The scope, read once (as bm_input_problem checks it, then as bm_save_scopes writes it).
+    -- The scope, read once (as bm_input_problem_v2 checks it, then as bm_save_scopes writes it).
     SELECT * INTO s FROM memory_scopes m WHERE m.workspace_id = ws AND m.scope_key = skey;
     IF NOT FOUND THEN
         stop_kind := 'gone'; detail := 'the scope is gone';
@@ -1484,52 +1383,35 @@ BEGIN
     ELSIF s.suspended THEN
         stop_kind := 'off'; detail := 'the bot is no longer in this chat';
     ELSE
-        detail := bm_source_problem_v2(ws, skey, sources, at);  -- retained at `at`
+        detail := bm_source_problem_v2(ws, skey, c->'job'->'sources', at);  -- retained at `at`
     END IF;
     IF detail IS NULL AND rec IS NOT NULL AND cardinality(carried) > 0 THEN
         kept := ARRAY(SELECT r.id FROM memory_records r WHERE r.workspace_id = ws
             AND r.id = ANY(carried) AND r.valid ORDER BY r.id);
-        IF cardinality(kept) <> (SELECT count(DISTINCT c) FROM unnest(carried) c) THEN
+        IF cardinality(kept) <> (SELECT count(DISTINCT k) FROM unnest(carried) k) THEN
             detail := 'a memory it carried facts from is gone';
         END IF;
     END IF;
     IF detail IS NOT NULL THEN
-        PERFORM bm_stopped(ws, job_id, detail || ' during extraction', stop_kind);
+        PERFORM bm_stopped(ws, job, detail || ' during extraction', stop_kind);
         outcome := 'stopped'; RETURN;
     END IF;
     -- The watermark moves on (off ranges wholly behind it are no longer needed).
-    s.extracted_through := greatest(s.extracted_through, through_request);
+    s.extracted_through := greatest(s.extracted_through, (c->'job'->>'through_request')::bigint);
     IF s.off_ranges <> '[]'::jsonb THEN
         s.off_ranges := (SELECT coalesce(jsonb_agg(o.r ORDER BY o.n), '[]'::jsonb)
                          FROM jsonb_array_elements(s.off_ranges) WITH ORDINALITY AS o(r, n)
                          WHERE (o.r->>1)::bigint > s.extracted_through);
     END IF;
     IF rec IS NOT NULL THEN
-        -- Its own sources first; a carried record's sources come along as inherited.
-        IF cardinality(kept) > 0 THEN rec := rec || jsonb_build_object(
-            'derived_from', to_jsonb(kept),
-            'sources', (rec->'sources') || coalesce((
-                SELECT jsonb_agg(jsonb_build_object('message_id', i.message_id, 'hash', i.hash,
-                    'speaker_id', i.speaker_id, 'thread_id', i.thread_id, 'role', i.role,
-                    'inherited', true) ORDER BY i.message_id)
-                FROM (SELECT DISTINCT ON (d.message_id) d.* FROM record_sources d
-                      WHERE d.workspace_id = ws AND d.record_id = ANY(kept)
-                        AND d.message_id NOT IN (SELECT (x->>'message_id')::bigint
-                            FROM jsonb_array_elements(rec->'sources') x)
-                      ORDER BY d.message_id, d.record_id) i), '[]'::jsonb));
-        END IF;
-        SELECT jsonb_build_object(  -- as bm_added_v2
-            'scope_key', max(a.scope_key) FILTER (WHERE a.added),
-            'id', max(a.id) FILTER (WHERE a.added),
-            'evicted', coalesce(jsonb_agg(a.id) FILTER (WHERE NOT a.added), '[]'::jsonb),
-            'evicted_scopes', coalesce(jsonb_agg(DISTINCT a.scope_key)
-                                           FILTER (WHERE NOT a.added), '[]'::jsonb))
-          INTO added
-          FROM bm_add_record_v2(ws, rec, rec_fingerprint, rec_search, max_records, max_share) a;
+        added := bm_record_added(c || jsonb_build_object('record',
+            bm_inherit_sources(ws, rec, kept)));
         s.index_pending := true;  -- its records changed: the index is stale
         others := ARRAY(SELECT k FROM jsonb_array_elements_text(added->'evicted_scopes') k
                         WHERE k <> skey ORDER BY k);
-        IF added->>'scope_key' = skey THEN
+        -- What it replaces leaves the directory: the row is derived again, not prepended to.
+        IF NOT bm_mark_replaced(ws, skey, rec->>'id', bm_texts(c->'replaces'), at)
+                AND added->>'scope_key' = skey THEN
             shortcut := bm_prepend(ws, s, added, directory_max, summary_chars);
         END IF;
     END IF;
@@ -1554,32 +1436,4 @@ BEGIN
         UPDATE workspaces SET version = version + 1, updated_at = now() WHERE id = ws;
     END IF;
     outcome := 'done';
-END $$;
-
--- bm_commit_extraction_v2 with the cap shared fairly (migration 021): the commit is
--- bm_commit_extraction_fair's, then the records the answer replaces are marked as v2 marks them.
-CREATE OR REPLACE FUNCTION bm_commit_extraction_v3(
-    ws text, skey text, job_id bigint, token uuid, sources jsonb, through_request bigint,
-    rec jsonb, carried text[], replaces text[], rec_fingerprint text, rec_search tsvector,
-    at timestamptz, max_records integer, max_share real, directory_max integer,
-    summary_chars integer, OUT outcome text, OUT detail text
-)
-LANGUAGE plpgsql AS $$
-BEGIN
-    SELECT c.outcome, c.detail INTO outcome, detail
-      FROM bm_commit_extraction_fair(ws, skey, job_id, token, sources, through_request, rec,
-          carried, rec_fingerprint, rec_search, at, max_records, max_share, directory_max,
-          summary_chars) c;
-    IF outcome <> 'done' OR rec IS NULL OR coalesce(cardinality(replaces), 0) = 0 THEN
-        RETURN;
-    END IF;
-    UPDATE memory_records r SET replaced_by = rec->>'id', replaced_at = at
-    WHERE r.workspace_id = ws AND r.scope_key = skey AND r.id = ANY(replaces)
-      AND r.id <> rec->>'id' AND r.valid AND r.replaced_by IS NULL
-      AND EXISTS (SELECT 1 FROM memory_records n WHERE n.workspace_id = ws
-                  AND n.id = rec->>'id');
-    IF FOUND THEN
-        PERFORM bm_save_scopes(ws, '[]'::jsonb, ARRAY[skey], '{}', NULL, directory_max,
-            summary_chars);
-    END IF;
 END $$;

@@ -12,7 +12,6 @@ erasure, an extraction) are each one function, called from their modules.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -27,10 +26,11 @@ from bot_memory.records import (
     content_hash,
 )
 from bot_memory.scopes import Scope
+from bot_memory.storage.documents import dumps, record_document
 from bot_memory.storage.forgetting import Forgetting
 from bot_memory.storage.handle import Handle, connection
 from bot_memory.storage.jobs import Jobs
-from bot_memory.storage.limits import Limits, recall_limits
+from bot_memory.storage.limits import Limits, limits_document
 from bot_memory.storage.planning import Planning
 from bot_memory.storage.rows import (
     RECORD_COLUMNS,
@@ -40,7 +40,7 @@ from bot_memory.storage.rows import (
     scope_from_row,
 )
 from bot_memory.storage.search import Search
-from bot_memory.terms import record_vector, text_vector
+from bot_memory.terms import text_vector
 
 
 class WorkspaceGone(RuntimeError):
@@ -276,13 +276,8 @@ class WorkspaceTx:
         ID exists already is left as it is (a note is one per message). Returns the evicted
         (record ID, scope key) pairs."""
         rows = await self.conn.fetch(
-            "SELECT * FROM bm_add_record_v2($1, $2::jsonb, $3, $4::tsvector, $5, $6)",
-            self.workspace,
-            record.model_dump_json(),
-            record.fingerprint,
-            record_vector(record.title, record.summary),
-            self.limits.max_records,
-            self.limits.max_share,
+            "SELECT * FROM bm_record_store($1::jsonb)",
+            dumps(record_document(self.workspace, record, self.limits)),
         )
         evicted = [(r["id"], r["scope_key"]) for r in rows if not r["added"]]
         for r in rows:
@@ -427,30 +422,29 @@ class WorkspaceTx:
 
     # --- writing back ---------------------------------------------------------------------
 
-    def write_back(self) -> tuple[str, list[str]]:
-        """What the next statement writes back with it (the changed scopes' states as JSON,
-        and the keys of scopes whose records changed), taken: a server-side function that
-        ends a commit (bm_forget, for one) passes these to `bm_save_scopes` itself."""
-        states = json.dumps([_scope_json(self._scopes[k]) for k in sorted(self._dirty)])
+    def write_back(self) -> dict[str, Any]:
+        """What the next statement writes back with it, taken, as a commit's document carries
+        it: the changed scopes' states, the keys of scopes whose records changed, and the
+        limits their recall rows are derived with (a server-side commit, bm_forget_commit for
+        one, writes them back itself)."""
+        states = [_scope_json(self._scopes[k]) for k in sorted(self._dirty)]
         touched = sorted(self._touched)
         self._dirty.clear()
         self._touched.clear()
         self.changed = False
-        return states, touched
+        return {
+            "workspace": self.workspace,
+            "states": states,
+            "touched": touched,
+            "limits": limits_document(self.limits),
+        }
 
     async def flush(self) -> None:
         """Write changed scopes with their derived recall rows, and bump the version if
         anything changed, in one statement."""
         if not (self._dirty or self._touched or self.changed):
             return
-        states, touched = self.write_back()
-        await self.conn.execute(
-            "SELECT bm_save_scopes($1, $2::jsonb, $3::text[], '{}', NULL, $4, $5)",
-            self.workspace,
-            states,
-            touched,
-            *recall_limits(self.limits),
-        )
+        await self.conn.execute("SELECT bm_write_back($1::jsonb)", dumps(self.write_back()))
 
 
 def _scope_json(state: ScopeState) -> dict[str, Any]:

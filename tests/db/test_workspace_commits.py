@@ -83,7 +83,7 @@ async def test_a_remember_is_one_statement(memory: Memory, counted: CountingPool
     request = recognize(source.text)
     assert request is not None
     result = await memory.control(request, source, who=OWNER, now=NOW)
-    assert await counted.taken() == ["bm_remember_v3"]
+    assert await counted.taken() == ["bm_note_commit"]
     assert result.outcome == "remembered"
     stored = await view(memory)
     assert note_id(source.message_id) in stored.records
@@ -97,7 +97,7 @@ async def test_a_forget_by_id_is_one_statement_when_nothing_is_left_to_decide(
     gone = await noted(memory, "remember that the car is red")
     await counted.taken()
     result = await forget_record(memory.store, SCOPE, gone, actor_id=7, who=OWNER, now=NOW)
-    assert await counted.taken() == ["bm_forget_at_once"]
+    assert await counted.taken() == ["bm_forget_at_once_commit"]
     assert (result.outcome, result.memory_ids) == ("forgotten", [gone])
     stored = await view(memory)
     assert list(stored.records) == [kept]
@@ -116,10 +116,10 @@ async def test_a_forget_that_must_read_what_was_said_takes_the_longer_way(
     await counted.taken()
     result = await forget_record(memory.store, SCOPE, gone, actor_id=7, who=OWNER, now=NOW)
     assert await counted.taken() == [
-        "bm_forget_at_once",  # read what is not extracted yet: rolled back, nothing changed
+        "bm_forget_at_once_commit",  # read what is not extracted yet: rolled back, nothing changed
         "BEGIN",
         "bm_forget_reach",
-        "bm_forget",
+        "bm_forget_commit",
         "COMMIT",
     ]
     assert result.outcome == "forgotten"
@@ -158,7 +158,7 @@ async def test_an_extraction_commit_is_one_statement(memory: Memory) -> None:
     assert await memory.pipeline.run_job(job, NOW + timedelta(hours=1)) == "done"
     # Calls of the job cut off by a crash become unknown in the same statement (nothing is sent
     # from a checkpoint; a job that calls the model checks the ledger before the call).
-    assert await counting.taken() == ["bm_commit_extraction_v3"]
+    assert await counting.taken() == ["bm_extraction_commit"]
     [record] = (await view(memory)).valid_records(SCOPE.key)
     assert record.title == "stand-up"
     assert await memory.store.recall_row(SCOPE) == without_index([shown(record)])
@@ -239,7 +239,7 @@ async def test_a_locked_transaction_writes_back_in_one_statement(
         "bm_lock",  # the lock and the scope, read after it
         "SELECT coalesce(max(id),",  # a button: what was said up to now is on this side
         "bm_stop_jobs_touching",
-        "bm_save_scopes",  # the scope, its recall row and the version
+        "bm_write_back",  # the scope, its recall row and the version
         "COMMIT",
     ]
     assert (await memory.recall(SCOPE)).mode == "off"
