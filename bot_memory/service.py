@@ -8,11 +8,9 @@ Ingress records through it, the worker runs under it, recall and tools are reach
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -28,9 +26,11 @@ from bot_memory.access import (
     tenancy,
 )
 from bot_memory.agent import ReferenceAgent, ToolContext, ToolExecutor, Turn, TurnParts
+from bot_memory.billing import warn_if_unpriced
 from bot_memory.control import ControlResult
 from bot_memory.deprecation import warn_deprecated
-from bot_memory.ingress import Held, OutageBuffer, RequestCloser, storable
+from bot_memory.ingress import MemoryUnavailable as MemoryUnavailable  # raised by record
+from bot_memory.ingress import Recorder, RequestCloser, storable
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
@@ -40,8 +40,9 @@ from bot_memory.pipeline import (
     PipelineContext,
     RequestsFirst,
     Worker,
-    live_window,
+    health,
     pipeline_settings,
+    read_backlog,
 )
 from bot_memory.redaction import redacted_spans
 from bot_memory.retention import After, Trace, find_traces
@@ -56,7 +57,6 @@ from bot_memory.storage import (
     RequestStatus,
     SourceMessage,
     Store,
-    is_connection_error,
 )
 
 log = get_logger(__name__)
@@ -70,11 +70,6 @@ def _moved(area: str, name: str) -> Any:
         return getattr(getattr(self, area), name)
 
     return property(get)
-
-
-class MemoryUnavailable(RuntimeError):
-    """PostgreSQL cannot be reached right now. The directed message is kept in a bounded
-    in-process buffer and recorded once the database is back (see Memory.record)."""
 
 
 @dataclass
@@ -92,7 +87,7 @@ class Memory:
     requests_first: RequestsFirst
     chats: ChatEvents
     recaller: Recaller
-    _outage: OutageBuffer = field(init=False)
+    _recorder: Recorder = field(init=False)
     _closed: bool = False
     # Bumped by every purge: what adapters cached about chats (their auto-delete timers) was
     # deleted with the workspace and must be asked for again.
@@ -112,9 +107,7 @@ class Memory:
         )
 
     def __post_init__(self) -> None:
-        self._outage = OutageBuffer(
-            self.settings.ingress_buffer_max, self._record, self._close_unanswered
-        )
+        self._recorder = Recorder(self.store, self.settings, self.metrics)
 
     @classmethod
     async def open(
@@ -145,14 +138,7 @@ class Memory:
             cache=MembershipCache(ttl_seconds=settings.member_cache_seconds),
             can_read=can_read,
         )
-        if not model.price_known and settings.workspace_budget_usd > 0:
-            log.warning(
-                "memory.price_unknown",
-                model=model.model,
-                detail="no price is known for this model: calls are charged $0 and budgets"
-                " cannot stop spending; set BOT_MEMORY_LLM_INPUT_USD_PER_MTOK and"
-                " BOT_MEMORY_LLM_OUTPUT_USD_PER_MTOK",
-            )
+        warn_if_unpriced(model, settings.workspace_budget_usd)
         # The worker in this process steps aside while messages are handled (RequestsFirst).
         requests_first = RequestsFirst(settings.worker_yield_max_seconds)
         worker_store = db.worker_store(limits, wait=requests_first.step_aside)
@@ -196,7 +182,7 @@ class Memory:
             return
         self._closed = True
         await self.closer.flush()
-        self._outage.cancel()
+        self._recorder.outage.cancel()
         if self.worker.started:
             await self.worker.stop()  # removes its row in worker_ticks when it stops cleanly
         else:  # ticks run directly (a host's or a test's) leave a row too: this is a clean end
@@ -223,52 +209,22 @@ class Memory:
         by state, pipeline lag) read now, in one statement. Raises metrics.MetricsUnavailable
         without prometheus-client (or with BOT_MEMORY_METRICS_ENABLED=false)."""
         if self.metrics.enabled:
-            try:
-                found = await self.store.jobs.backlog(timeout=self.settings.health_timeout_seconds)
-            except Exception as exc:  # the counters are still worth a scrape
-                if is_connection_error(exc) or isinstance(exc, TimeoutError):
-                    self.metrics.database_error("scrape")
-                log.warning("memory.metrics_backlog_failed", error=repr(exc)[:200])
-            else:
-                self.metrics.backlog(found.jobs, found.lag_seconds)
+            await read_backlog(
+                self.store, timeout=self.settings.health_timeout_seconds, metrics=self.metrics
+            )
         return self.metrics.render()
 
     async def health(self) -> tuple[bool, dict[str, Any]]:
         """(healthy?, details) for /healthz: the database answers SELECT 1 within
         health_timeout_seconds, and a worker ticked recently (this process's, or any sharing
         the database) -- within the window `bot-memory status` calls a worker live."""
-        timeout = self.settings.health_timeout_seconds
-        window = live_window(self.settings.tick_interval_seconds).total_seconds()
-        started = time.monotonic()
-        database: dict[str, Any] = {"ok": False}
-        try:
-            await asyncio.wait_for(self.store.ping(), timeout)
-            database["ok"] = True
-        except Exception as exc:
-            self.metrics.database_error("health")
-            database["error"] = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
-        database["seconds"] = round(time.monotonic() - started, 4)
-        last = self.pipeline.last_tick_at
-        worker: dict[str, Any] = {
-            "ok": False,
-            "in_process": self.worker.running,
-            "window_seconds": window,
-            "last_tick_age_seconds": None if last is None else round(time.time() - last, 3),
-        }
-        if last is not None and time.time() - last <= window:
-            worker["ok"] = True
-        elif database["ok"]:
-            try:  # a worker of its own process (bot-memory worker), sharing the database
-                age = await asyncio.wait_for(self.store.workers.last_tick_age(), timeout)
-            except Exception as exc:
-                self.metrics.database_error("health")
-                worker["error"] = type(exc).__name__
-            else:
-                if age is not None:
-                    worker["last_tick_age_seconds"] = round(age, 3)
-                    worker["ok"] = age <= window
-        ok = bool(database["ok"] and worker["ok"])
-        return ok, {"ok": ok, "database": database, "worker": worker}
+        return await health(
+            self.store,
+            self.pipeline,
+            self.worker,
+            timeout=self.settings.health_timeout_seconds,
+            metrics=self.metrics,
+        )
 
     # --- tenancy ------------------------------------------------------------------------------
 
@@ -370,46 +326,15 @@ class Memory:
         then skipped and logged), recorded once the database is back, and MemoryUnavailable is
         raised so the caller can answer without memory.
         """
-        held = Held(
+        return await self._recorder.record(
             scope,
-            storable(text),  # what the database refuses (NUL, lone surrogates) goes first
-            speaker_id,
-            thread_id,
-            telegram_message_id,
-            language,
-            sent_at or datetime.now(UTC),
+            text=text,
+            speaker_id=speaker_id,
+            thread_id=thread_id,
+            telegram_message_id=telegram_message_id,
+            language=language,
+            sent_at=sent_at,
         )
-        try:
-            return await self._record(held)
-        except Exception as exc:
-            if not is_connection_error(exc):
-                raise
-            self.metrics.database_error("record")
-            kept = self._outage.hold(held, exc)
-            self.metrics.message_skipped("held" if kept else "buffer_full")
-            raise MemoryUnavailable(str(exc)) from exc
-
-    async def _record(self, held: Held) -> SourceMessage | None:
-        days = self.settings.message_retention_days
-        source = await self.store.record_directed(
-            held.scope,
-            thread_id=held.thread_id,
-            telegram_message_id=held.telegram_message_id,
-            speaker_id=held.speaker_id,
-            text=held.text,
-            language=held.language,
-            budget_usd=self.settings.request_budget_usd,
-            sent_at=held.sent_at,
-            retain_until=held.sent_at + timedelta(days=days) if days is not None else None,
-        )
-        if source is None:
-            self.metrics.message_skipped("duplicate")
-        else:
-            self.metrics.message_recorded()
-        return source
-
-    async def _close_unanswered(self, source: SourceMessage) -> None:
-        await self.finish(source, status="unanswered", error="recorded after a database outage")
 
     async def record_edit(
         self, chat_id: int, telegram_message_id: int, text: str, *, bot_id: int
@@ -555,33 +480,14 @@ class Memory:
         standing, it is asked again (someone just promoted is an admin at once), as the
         adapter's paths do (control.acting). `who` is a standing the caller has settled
         already (the adapter passes the one it confirmed), used as given."""
-
-        async def act(standing: Membership) -> ControlResult:
-            return await control.apply(
-                self.store,
-                request,
-                source,
-                who=standing,
-                provider=self.model.provider,
-                model=self.model.model,
-                memory_id=memory_id,
-                now=now,
-            )
-
-        if who is None:
-            gate = gate or self.gate(
-                source.scope, Requester(user_id=source.speaker_id, chat_id=source.scope.chat_id)
-            )
-            who = await gate.membership()
-            result = await control.acting(gate, who, act)
-        else:
-            result = await act(who)
-        if not result.changed:
-            log.info(
-                "memory.request_refused" if result.outcome.startswith("not") else "memory.request",
-                action=result.action,
-                outcome=result.outcome,
-                scope=source.scope.key,
-                reason=who.reason,
-            )
-        return result
+        return await control.carry_out(
+            self.store,
+            self.access,
+            request,
+            source,
+            pin=self.pipeline.ctx.pin,
+            gate=gate,
+            who=who,
+            memory_id=memory_id,
+            now=now,
+        )

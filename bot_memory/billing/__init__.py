@@ -6,6 +6,6 @@
 
 from __future__ import annotations
 
-from bot_memory.billing.charging import BudgetExhausted, Charge, Charger
+from bot_memory.billing.charging import BudgetExhausted, Charge, Charger, warn_if_unpriced
 
-__all__ = ["BudgetExhausted", "Charge", "Charger"]
+__all__ = ["BudgetExhausted", "Charge", "Charger", "warn_if_unpriced"]

@@ -197,3 +197,16 @@ def _size(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) ->
     """Bytes of the request body that count as prompt: its worst case in tokens."""
     body = json.dumps({"messages": messages, "tools": tools or []}, ensure_ascii=False)
     return len(body.encode("utf-8"))
+
+
+def warn_if_unpriced(model: ChatModel, workspace_budget_usd: float) -> None:
+    """At start: a budget is set but nobody said what the model costs, so it cannot stop
+    anything."""
+    if not model.price_known and workspace_budget_usd > 0:
+        log.warning(
+            "memory.price_unknown",
+            model=model.model,
+            detail="no price is known for this model: calls are charged $0 and budgets"
+            " cannot stop spending; set BOT_MEMORY_LLM_INPUT_USD_PER_MTOK and"
+            " BOT_MEMORY_LLM_OUTPUT_USD_PER_MTOK",
+        )

@@ -7,7 +7,7 @@ out in the workspace transaction, with what each one reaches.
 
 from __future__ import annotations
 
-from bot_memory.control.actions import apply, forget_preview, forget_record, switch
+from bot_memory.control.actions import apply, carry_out, forget_preview, forget_record, switch
 from bot_memory.control.rules import (
     ControlResult,
     Outcome,
@@ -22,6 +22,7 @@ __all__ = [
     "Outcome",
     "acting",
     "apply",
+    "carry_out",
     "forget_preview",
     "forget_record",
     "may_forget",

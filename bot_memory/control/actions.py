@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
 
-from bot_memory.access import Membership
+from bot_memory.access import Access, Gate, Membership, Requester
 from bot_memory.control.rules import (
     ControlResult,
     Outcome,
+    acting,
     matches,
     may_forget,
     may_toggle,
@@ -25,6 +26,7 @@ from bot_memory.control.rules import (
 )
 from bot_memory.intents import MemoryRequest
 from bot_memory.logs import get_logger
+from bot_memory.models import Pin
 from bot_memory.records import (
     MemoryRecord,
     ScopeState,
@@ -90,6 +92,56 @@ async def apply(
         asker = _asker(scope, source.speaker_id, who)
         reach = await _reach(tx, scope, ids, subject, flag=(source.request_id, asker))
         return await _forget(tx, reach, source.speaker_id, subject, memory_id, who, now)
+
+
+async def carry_out(
+    store: Store,
+    access: Access,
+    request: MemoryRequest,
+    source: SourceMessage,
+    *,
+    pin: Pin,
+    gate: Gate | None = None,
+    who: Membership | None = None,
+    memory_id: str | None = None,
+    now: datetime | None = None,
+) -> ControlResult:
+    """A recognized memory request carried out, checking who may, now (Memory.control).
+
+    With a `gate` (or none: the speaker's own), the standing is asked now and an admin-only
+    action is granted on a cached "administrator" only after Telegram confirms it (someone
+    demoted within the cache's lifetime is no admin); refused as a non-admin on a cached
+    standing, it is asked again (someone just promoted is an admin at once), as the adapter's
+    paths do (`acting`). `who` is a standing the caller has settled already, used as given."""
+
+    async def act(standing: Membership) -> ControlResult:
+        return await apply(
+            store,
+            request,
+            source,
+            who=standing,
+            provider=pin.provider,
+            model=pin.model,
+            memory_id=memory_id,
+            now=now,
+        )
+
+    if who is None:
+        scope = source.scope
+        gate = gate or Gate(access, scope, Requester(source.speaker_id, scope.chat_id))
+        who = await gate.membership()
+        result = await acting(gate, who, act)
+    else:
+        result = await act(who)
+    if not result.changed:
+        log.info(
+            "memory.request_refused" if result.outcome.startswith("not") else "memory.request",
+            action=result.action,
+            outcome=result.outcome,
+            scope=source.scope.key,
+            reason=who.reason,
+        )
+    return result
 
 
 async def switch(

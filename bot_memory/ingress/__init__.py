@@ -1,5 +1,6 @@
 """Ingress: what happens to a message on the handler's path, before anything else sees it:
-text made storable (`text`), messages held while the database is away (`outage`), and
+a message recorded with the request it opens (`recorder`), text made storable (`text`),
+messages held while the database is away (`outage`), and
 requests with nothing to keep closed in batches off that path (`closing`).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
@@ -9,6 +10,14 @@ from __future__ import annotations
 
 from bot_memory.ingress.closing import RequestCloser
 from bot_memory.ingress.outage import Held, OutageBuffer
+from bot_memory.ingress.recorder import MemoryUnavailable, Recorder
 from bot_memory.ingress.text import storable
 
-__all__ = ["Held", "OutageBuffer", "RequestCloser", "storable"]
+__all__ = [
+    "Held",
+    "MemoryUnavailable",
+    "OutageBuffer",
+    "Recorder",
+    "RequestCloser",
+    "storable",
+]
