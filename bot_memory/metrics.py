@@ -40,7 +40,7 @@ INSTALL_HINT = (
 
 # --- the fixed label values ---------------------------------------------------------------------
 
-SKIP_REASONS = ("duplicate", "non_text", "held", "buffer_full", "other")
+SKIP_REASONS = ("duplicate", "non_text", "buffered", "buffer_full", "other")
 REQUEST_OUTCOMES = ("answered", "unanswered", "failed", "abandoned", "other")
 # retrieval.RecallMode, and "other" (a test keeps them equal: the root may not import retrieval)
 RECALL_MODES = ("index", "directory", "off", "empty", "unavailable", "denied", "other")

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot_memory.cli import operations as operator
+from bot_memory.cli import operations
 from bot_memory.evaluation import cli as evaluation
 from bot_memory.logs import JsonFormatter
 from bot_memory.pipeline import Pin, live_window
@@ -163,7 +163,7 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
     settings = MemorySettings()
     quiet = live_window(settings.tick_interval_seconds)
     cap = (settings.workspace_max_records, settings.scope_max_share)
-    report = await operator.status(_store(db), limit=args.limit, live_within=quiet, cap=cap)
+    report = await operations.status(_store(db), limit=args.limit, live_within=quiet, cap=cap)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, default=str, indent=2))
         return 0
@@ -237,7 +237,7 @@ async def show_status(args: argparse.Namespace, db: Database) -> int:
 
 
 async def show_inspect(args: argparse.Namespace, db: Database) -> int:
-    records = await operator.inspect(_store(db), args.workspace, args.scope)
+    records = await operations.inspect(_store(db), args.workspace, args.scope)
     if args.json:
         print(json.dumps(records, ensure_ascii=False, indent=2))
         return 0
@@ -281,14 +281,14 @@ async def show_inspect(args: argparse.Namespace, db: Database) -> int:
 
 
 async def run_export(args: argparse.Namespace, db: Database) -> int:
-    records = await operator.export(_store(db), user_id=args.user, scope_key=args.scope)
+    records = await operations.export(_store(db), user_id=args.user, scope_key=args.scope)
     for record in records:
         print(json.dumps(record, ensure_ascii=False))
     return 0
 
 
 async def run_forget(args: argparse.Namespace, db: Database) -> int:
-    result = await operator.forget(_store(db), args.memory_id)
+    result = await operations.forget(_store(db), args.memory_id)
     payload = {"outcome": result.outcome, "forgotten": result.memory_ids}
     print(
         json.dumps(payload)
@@ -303,7 +303,7 @@ async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
 
     model = build_model(MemorySettings())
     try:
-        job = await operator.consolidate(
+        job = await operations.consolidate(
             _store(db), args.scope, provider=model.provider, model=model.model
         )
     finally:
@@ -313,7 +313,7 @@ async def run_consolidate(args: argparse.Namespace, db: Database) -> int:
 
 
 async def run_retry(args: argparse.Namespace, db: Database) -> int:
-    job = await operator.retry(_store(db), args.job_id)
+    job = await operations.retry(_store(db), args.job_id)
     print(json.dumps(job) if args.json else f"job {job['id']} re-armed ({job['phase']})")
     return 0
 
@@ -405,7 +405,7 @@ async def _with_database(command: Command, args: argparse.Namespace) -> int:
         return 2
     try:
         return await command(args, db)
-    except operator.NotFound as exc:
+    except operations.NotFound as exc:
         print(f"bot-memory: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -9,12 +9,12 @@ requests with nothing to keep closed in batches off that path (`closing`).
 from __future__ import annotations
 
 from bot_memory.ingress.closing import RequestCloser
-from bot_memory.ingress.outage import Held, OutageBuffer
+from bot_memory.ingress.outage import Buffered, OutageBuffer
 from bot_memory.ingress.recorder import MemoryUnavailable, Recorder
 from bot_memory.ingress.text import storable
 
 __all__ = [
-    "Held",
+    "Buffered",
     "MemoryUnavailable",
     "OutageBuffer",
     "Recorder",

@@ -1,7 +1,7 @@
-"""Directed messages that arrive while PostgreSQL is away: held in a bounded buffer in the
+"""Directed messages that arrive while PostgreSQL is away: buffered in a bounded buffer in the
 process, and recorded oldest first once the database answers again.
 
-The handler that got the message has already answered without memory, so a held message's
+The handler that got the message has already answered without memory, so a buffered message's
 request is closed as unanswered when it is finally recorded: it is history, never a request
 still waiting for its answer.
 """
@@ -25,7 +25,7 @@ LAST_PAUSE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
-class Held:
+class Buffered:
     """A directed message recorded while the database was away."""
 
     scope: Scope
@@ -37,35 +37,35 @@ class Held:
     sent_at: datetime
 
 
-Record = Callable[[Held], Awaitable[SourceMessage | None]]
+Record = Callable[[Buffered], Awaitable[SourceMessage | None]]
 Close = Callable[[SourceMessage], Awaitable[None]]
 
 
 class OutageBuffer:
-    """At most `limit` held messages; past it one is skipped with a log line, never queued."""
+    """At most `limit` buffered messages; past it one is skipped with a log line, never queued."""
 
     def __init__(self, limit: int, record: Record, close_unanswered: Close) -> None:
         self.limit = limit
         self._record = record
         self._close = close_unanswered
-        self._held: deque[Held] = deque()
+        self._waiting: deque[Buffered] = deque()
         self._drainer: asyncio.Task[None] | None = None
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._waiting)
 
-    def hold(self, held: Held, exc: BaseException) -> bool:
+    def add(self, waiting: Buffered, exc: BaseException) -> bool:
         """Keep the message for later; False when the buffer is full and it is skipped."""
-        if len(self._held) >= self.limit:
+        if len(self._waiting) >= self.limit:
             log.warning(
                 "memory.ingress_skipped",
                 reason="database unavailable and the buffer is full",
-                chat_id=held.scope.chat_id,
-                message_id=held.telegram_message_id,
+                chat_id=waiting.scope.chat_id,
+                message_id=waiting.telegram_message_id,
             )
             return False
-        self._held.append(held)
-        log.warning("memory.ingress_held", held=len(self._held), error=repr(exc)[:200])
+        self._waiting.append(waiting)
+        log.warning("memory.ingress_buffered", buffered=len(self._waiting), error=repr(exc)[:200])
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain(), name="bot-memory-ingress-drain")
         return True
@@ -76,20 +76,20 @@ class OutageBuffer:
 
     async def _drain(self) -> None:
         pause = FIRST_PAUSE_SECONDS
-        while self._held:
-            held = self._held[0]
+        while self._waiting:
+            first = self._waiting[0]
             try:
-                source = await self._record(held)
+                source = await self._record(first)
                 if source is not None:
                     await self._close(source)
             except Exception as exc:
                 if not is_connection_error(exc):
                     log.warning("memory.ingress_dropped", error=repr(exc)[:200])
-                    self._held.popleft()
+                    self._waiting.popleft()
                     continue
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, LAST_PAUSE_SECONDS)
                 continue
-            self._held.popleft()
+            self._waiting.popleft()
             pause = FIRST_PAUSE_SECONDS
         log.info("memory.ingress_recovered")

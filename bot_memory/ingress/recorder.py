@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot_memory.ingress.outage import Held, OutageBuffer
+from bot_memory.ingress.outage import Buffered, OutageBuffer
 from bot_memory.ingress.text import storable
 from bot_memory.metrics import Metrics
 from bot_memory.scopes import Scope
@@ -39,7 +39,7 @@ class Recorder:
         language: str | None = None,
         sent_at: datetime | None = None,
     ) -> SourceMessage | None:
-        held = Held(
+        held = Buffered(
             scope,
             storable(text),  # what the database refuses (NUL, lone surrogates) goes first
             speaker_id,
@@ -54,11 +54,11 @@ class Recorder:
             if not is_connection_error(exc):
                 raise
             self._metrics.database_error("record")
-            kept = self.outage.hold(held, exc)
-            self._metrics.message_skipped("held" if kept else "buffer_full")
+            kept = self.outage.add(held, exc)
+            self._metrics.message_skipped("buffered" if kept else "buffer_full")
             raise MemoryUnavailable(str(exc)) from exc
 
-    async def _record(self, held: Held) -> SourceMessage | None:
+    async def _record(self, held: Buffered) -> SourceMessage | None:
         days = self._settings.message_retention_days
         source = await self._store.record_directed(
             held.scope,

@@ -13,8 +13,8 @@ from bot_memory.pipeline.agreement import disagreements, pipeline_settings
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.health import health, read_backlog
+from bot_memory.pipeline.pins import lacks, live_window
 from bot_memory.pipeline.priority import RequestsFirst
-from bot_memory.pipeline.serving import lacks, live_window
 from bot_memory.pipeline.worker import Pipeline, Worker
 
 __all__ = [

@@ -16,12 +16,12 @@ from bot_memory.logs import get_logger
 from bot_memory.models import Pin
 from bot_memory.pipeline.context import PipelineContext
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
+from bot_memory.pipeline.pins import planned_pin
 from bot_memory.pipeline.prompts import (
     ConsolidationOutput,
     consolidation_messages,
     validate_consolidation,
 )
-from bot_memory.pipeline.serving import planned_pin
 from bot_memory.records import MemoryRecord, ScopeState
 from bot_memory.redaction import redact
 from bot_memory.scopes import ScopeKind
@@ -67,7 +67,7 @@ async def plan_pending(
     pruned source) gets its consolidation planned. Charged to the scope's newest succeeded
     request, like any other call, and pinned to that request's model (for a process that calls
     it), or to `provider`/`model` (the planner's) when there is none or the scope's bot has
-    moved to the planner's model since (serving.planned_pin)."""
+    moved to the planner's model since (pins.planned_pin)."""
     origin = await tx.planning.last_answered(tx.workspace, state.key)
     planner = Pin(provider, model)
     pin = planned_pin(
@@ -160,7 +160,7 @@ async def _commit(
     """Under the workspace lock: the index, if the job is still this worker's and its pinned
     candidates are unchanged and still available at `at` (the commit's time)."""
     async with ctx.store.locked(job.workspace) as tx:
-        if not await tx.jobs.hold(job):
+        if not await tx.jobs.lock_owned(job):
             log.warning("pipeline.lost_ownership", job=job.id, phase="consolidate-commit")
             return
         state = await tx.scope_by_key(job.scope_key)

@@ -15,7 +15,7 @@ from bot_memory.models import Pin
 from bot_memory.pipeline.batching import Exchange, Pair, first_conversation, next_batch
 from bot_memory.pipeline.consolidation import plan_pending
 from bot_memory.pipeline.context import PipelineContext
-from bot_memory.pipeline.serving import planned_pin
+from bot_memory.pipeline.pins import planned_pin
 from bot_memory.records import ScopeState
 from bot_memory.storage import Snapshot, WorkspaceGone, WorkspaceTx
 
@@ -69,17 +69,17 @@ async def plan_scope(
             return await settle(None)  # its commit re-arms the scope
         # Requests still open hold back what comes after them (their answers are not in yet);
         # finished conversations before them can go.
-        held = await tx.planning.oldest_open(workspace, scope_key)
-        held_by = Exchange(held[0], held[1], held[1]) if held else None
+        oldest_open = await tx.planning.oldest_open(workspace, scope_key)
+        open_at = Exchange(*oldest_open, oldest_open[1]) if oldest_open else None
         last = due.last_activity
         idle_now = last is None or last + idle <= now
         job_id = await _plan_batch(
-            ctx, tx, state, settled=idle_now and held_by is None, held=held_by
+            ctx, tx, state, settled=idle_now and open_at is None, oldest_open=open_at
         )
         if job_id is not None:
             created.append(job_id)
             return await settle(None)  # its commit re-arms the scope
-        if held is not None:
+        if oldest_open is not None:
             return await settle(None)  # finishing the open request re-arms it
         return await settle(None if idle_now or last is None else last + idle)
 
@@ -90,11 +90,11 @@ async def _plan_batch(
     state: ScopeState,
     *,
     settled: bool,
-    held: Exchange | None,
+    oldest_open: Exchange | None,
 ) -> int | None:
     """Snapshot the next batch of new, retained pairs (not forgotten, not said while memory
     was off) of the oldest conversation that is finished: one followed by an idle gap, or the
-    last one when the scope is idle (`settled`). `held`: the oldest request still open, which
+    last one when the scope is idle (`settled`). `oldest_open`: the oldest request still open, which
     nothing after may pass. Pairs too large to fit alone are skipped, the rest of a long
     conversation waits for the next batch."""
     workspace = tx.workspace
@@ -105,15 +105,15 @@ async def _plan_batch(
             workspace,
             state.key,
             after=state.extracted_through,
-            before=held.request_id if held else None,
+            before=oldest_open.request_id if oldest_open else None,
         )
         if not rows:
             return None
         exchanges = [
             Exchange(r.request_id, r.user.created_at, r.assistant.created_at) for r in rows
         ]
-        ends = first_conversation(exchanges + ([held] if held else []), idle)
-        if ends >= len(rows) and not settled and (held is None or ends > len(rows)):
+        ends = first_conversation(exchanges + ([oldest_open] if oldest_open else []), idle)
+        if ends >= len(rows) and not settled and (oldest_open is None or ends > len(rows)):
             return None  # the conversation goes on: it is not memory material yet
         ends = min(ends, len(rows))
         rows = rows[:ends]
@@ -159,7 +159,7 @@ async def _plan_batch(
             Pin(answered.provider, answered.model) if answered.provider and answered.model else None
         )
         # The model the conversation was answered with (or its bot calls), for a process that
-        # calls it; this worker's own only if the bot has moved to it (serving.planned_pin).
+        # calls it; this worker's own only if the bot has moved to it (pins.planned_pin).
         pin = planned_pin(pinned, ctx.pin, await tx.jobs.current_pin(workspace, state.key))
         snapshot = Snapshot(
             scope_kind=state.scope.kind,

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
-from bot_memory.pipeline.serving import live_window
+from bot_memory.pipeline.pins import live_window
 from bot_memory.pipeline.worker import Pipeline, Worker
 from bot_memory.storage import Store, is_connection_error
 

@@ -23,7 +23,7 @@ class RequestsFirst:
         self._quiet.set()
 
     @contextlib.contextmanager
-    def serving(self) -> Any:
+    def handling(self) -> Any:
         """Around the handling of one message."""
         self._in_flight += 1
         self._quiet.clear()

@@ -90,7 +90,7 @@ class Pipeline:
         report.expired = (await expire_due(self.ctx.store, now)).as_dict()
         report.pruned = await prune_due(self.ctx, now)
         await drop_finished_jobs(self.ctx, now)
-        await self.ctx.store.tickets.drop_expired_claims(now)  # the Mini App's used download links
+        await self.ctx.store.tickets.drop_used(now)  # the Mini App's used download links
         await fill_search_terms(self.ctx)
         report.planned += await plan_due(self.ctx, now)
         worst_call = self.ctx.settings.llm_call_deadline_seconds
@@ -103,7 +103,7 @@ class Pipeline:
             job = await self.ctx.store.jobs.claim_next(
                 lease_seconds=self.ctx.settings.lease_seconds,
                 max_claims=self.ctx.settings.max_claims_per_input,
-                serves=self.ctx.pin,
+                pin=self.ctx.pin,
             )
             if job is None:
                 if not ran:
@@ -152,7 +152,7 @@ class Pipeline:
                 return job.phase
             if not self.ctx.config_matches(job):
                 # Claimed because the scope's bot has moved to this worker's model since (see
-                # serving.verdict): work planned for the old one stops, and the scope is
+                # pins.verdict): work planned for the old one stops, and the scope is
                 # planned again at once under the model configured now.
                 await self.ctx.store.jobs.stop(
                     job,

@@ -16,7 +16,6 @@ as they are now) and `migrations/` (its history).
 
 from __future__ import annotations
 
-from bot_memory.storage.claims import Tickets
 from bot_memory.storage.database import (
     Database,
     DatabaseUnavailable,
@@ -54,6 +53,7 @@ from bot_memory.storage.store import (
     schedule_scope,
 )
 from bot_memory.storage.tenancy import MoveReport, Tenancy
+from bot_memory.storage.tickets import Tickets
 from bot_memory.storage.traces import Occurrence, Traces
 from bot_memory.storage.watch import Watch
 from bot_memory.storage.workspace import (

@@ -259,18 +259,18 @@ class Jobs:
         )
 
     async def claim_next(
-        self, *, lease_seconds: float, max_claims: int, serves: Pin | None = None
+        self, *, lease_seconds: float, max_claims: int, pin: Pin | None = None
     ) -> Job | None:
         """Claim one due job with a fresh token and lease.
 
         Workspaces take turns: the one served least recently goes first, so a busy workspace
         cannot starve the others. Locks: the job's workspace row, then the job row (SKIP
-        LOCKED, so two workers never claim one job). `serves`: the worker's pin; only jobs it
-        runs or re-plans are claimed (serving.verdict, in SQL), the others are left to a
+        LOCKED, so two workers never claim one job). `pin`: what the worker calls; only jobs it
+        runs or re-plans are claimed (pins.verdict, in SQL), the others are left to a
         process that calls their model.
         """
         skipped: list[int] = []
-        provider, model = (serves.provider, serves.model) if serves else (None, None)
+        provider, model = (pin.provider, pin.model) if pin else (None, None)
         async with connection(self._on) as conn:
             while True:
                 candidate = await conn.fetchrow(
@@ -333,7 +333,7 @@ class Jobs:
                     assert claimed is not None
                     return Job.from_row(claimed)
 
-    async def hold(self, job: Job) -> bool:
+    async def lock_owned(self, job: Job) -> bool:
         """Lock the job row if this worker still owns it and its lease runs; inside a
         transaction, after the workspace row."""
         owned = await self._on.fetchval(

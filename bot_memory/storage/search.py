@@ -62,26 +62,26 @@ def _ranking(terms: int, titles: int, *, limit: int, offset: int) -> str:
         FROM unnest(${terms}::text[], ${titles}::text[]) WITH ORDINALITY AS x(q, t, n)
     ), scoped AS MATERIALIZED (
         SELECT c.id, c.at, ARRAY(SELECT CASE WHEN c.search @@ x.t THEN -x.n ELSE x.n END
-                                 FROM terms x WHERE c.search @@ x.q) AS held
+                                 FROM terms x WHERE c.search @@ x.q) AS hits
         FROM candidates c
     ), weights AS MATERIALIZED (
         -- Each term's weight from how many candidates hold it, of how many there are.
         SELECT x.n, ln(1 + (k.total - k.holding + 0.5) / (k.holding + 0.5)) AS w
         FROM terms x CROSS JOIN LATERAL (
             SELECT count(*)::float8 AS total,
-                count(*) FILTER (WHERE x.n = ANY(s.held) OR -x.n = ANY(s.held))::float8 AS holding
+                count(*) FILTER (WHERE x.n = ANY(s.hits) OR -x.n = ANY(s.hits))::float8 AS holding
             FROM scoped s) k
     ), ranked AS MATERIALIZED (
-        SELECT s.id, s.at, cardinality(s.held) AS held,
-            (SELECT sum(w.w * CASE WHEN -w.n = ANY(s.held) THEN 2 ELSE 1 END) FROM weights w
-             WHERE w.n = ANY(s.held) OR -w.n = ANY(s.held)) AS score
-        FROM scoped s WHERE cardinality(s.held) > 0
+        SELECT s.id, s.at, cardinality(s.hits) AS hits,
+            (SELECT sum(w.w * CASE WHEN -w.n = ANY(s.hits) THEN 2 ELSE 1 END) FROM weights w
+             WHERE w.n = ANY(s.hits) OR -w.n = ANY(s.hits)) AS score
+        FROM scoped s WHERE cardinality(s.hits) > 0
     ), best AS MATERIALIZED (
-        SELECT coalesce(max(held), 0) AS held FROM ranked
+        SELECT coalesce(max(hits), 0) AS hits FROM ranked
     ), top AS MATERIALIZED (
         -- Full matches when there are any, else every partial one.
         SELECT k.id, k.score, k.at FROM ranked k CROSS JOIN best
-        WHERE k.held = cardinality(${terms}::text[]) OR best.held < cardinality(${terms}::text[])
+        WHERE k.hits = cardinality(${terms}::text[]) OR best.hits < cardinality(${terms}::text[])
         ORDER BY k.score DESC, k.at DESC, k.id DESC LIMIT ${limit} OFFSET ${offset}
     )"""
 

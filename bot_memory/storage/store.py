@@ -18,7 +18,6 @@ import asyncpg
 
 from bot_memory.records import MemoryRecord, RecallRow, content_hash, source_id
 from bot_memory.scopes import Scope
-from bot_memory.storage.claims import Tickets
 from bot_memory.storage.commits import Commits
 from bot_memory.storage.erasure import Erasure
 from bot_memory.storage.handle import Handle, connection, transaction
@@ -40,6 +39,7 @@ from bot_memory.storage.statements import (
     ledger_values,
 )
 from bot_memory.storage.tenancy import Tenancy
+from bot_memory.storage.tickets import Tickets
 from bot_memory.storage.traces import Traces
 from bot_memory.storage.watch import Watch
 from bot_memory.storage.workers import Workers

@@ -111,7 +111,7 @@ class MemoryMiddleware(BaseMiddleware):
             self.names[user.id] = user.first_name
         if message is None:
             return await handler(event, data)
-        with self._memory.requests_first.serving():  # a worker here steps aside meanwhile
+        with self._memory.requests_first.handling():  # a worker here steps aside meanwhile
             return await self._message(handler, event, message, data)
 
     async def _message(

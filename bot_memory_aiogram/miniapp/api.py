@@ -30,7 +30,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot_memory.access import Gate, Membership, Requester
-from bot_memory.cli import operations as operator
+from bot_memory.cli import operations
 from bot_memory.control import (
     ControlResult,
     acting,
@@ -364,7 +364,7 @@ class MiniAppApi:
             raise Refusal(403, "not_allowed", "memory-not-allowed")
         now = self.clock()
         summary = await self.memory.store.summary(c.scope, now)
-        report = await operator.status(self.memory.store, workspace=c.scope.workspace)
+        report = await operations.status(self.memory.store, workspace=c.scope.workspace)
         row = report["workspaces"][0] if report["workspaces"] else {}
         budget = self.settings.workspace_budget_usd
         return web.json_response(
@@ -548,12 +548,12 @@ class MiniAppApi:
         reader = Reader(self.memory.store.search, scope, gate)
         every = await reader.every(now, most=self.settings.workspace_max_records)
         lines = [
-            json.dumps(operator.export_line(scope.workspace, r), ensure_ascii=False)
+            json.dumps(operations.export_line(scope.workspace, r), ensure_ascii=False)
             for r in sorted(every.records, key=lambda r: (r.created_at, r.id))
-            if operator.may_take(r, scope, ticket.user_id)
+            if operations.may_take(r, scope, ticket.user_id)
         ]
         # Claimed last: a download that failed before this (the database away) may be retried.
-        if not await self.memory.store.tickets.claim_once(
+        if not await self.memory.store.tickets.use_once(
             ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
         ):
             raise Refusal(410, "link_used", "page-error-link-used")

@@ -8,7 +8,7 @@ it is for and when it expires, signed with a key derived from the bot's token (H
   chat (Telegram allows 64 characters: no workspace; it is resolved again on arrival);
 - "scope": the scope of a page opened from that private chat (`?s=` in the page's URL);
 - "download": one export download (`api/export?t=`), with a random nonce (claimed in the
-  database at its one download: Tickets.claim_once in storage), whether the link alone may fetch it
+  database at its one download: Tickets.use_once in storage), whether the link alone may fetch it
   (`bearer`: Telegram's downloadFile fetches it without the page's headers) and the user's
   language (a refusal of a download without login data is worded in it).
 """

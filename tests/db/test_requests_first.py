@@ -11,8 +11,8 @@ from bot_memory.storage.gated import GatedPool
 
 async def test_the_worker_waits_until_no_message_is_in_flight() -> None:
     gate = RequestsFirst(max_wait_seconds=30)
-    with gate.serving():
-        with gate.serving():  # two messages at once
+    with gate.handling():
+        with gate.handling():  # two messages at once
             waiting = asyncio.create_task(gate.step_aside())
             await asyncio.sleep(0)
             assert not waiting.done()
@@ -23,7 +23,7 @@ async def test_the_worker_waits_until_no_message_is_in_flight() -> None:
 
 async def test_a_steady_stream_slows_the_worker_but_never_stops_it() -> None:
     gate = RequestsFirst(max_wait_seconds=0.01)
-    with gate.serving():
+    with gate.handling():
         await asyncio.wait_for(gate.step_aside(), 5)  # the bound passed
 
 
@@ -36,7 +36,7 @@ async def test_the_worker_in_the_bots_process_uses_the_gated_pool(memory: Memory
     pool = memory.pipeline.ctx.store.pool
     assert isinstance(pool, GatedPool)
     memory.requests_first.max_wait = 30  # (default 20 ms)
-    with memory.requests_first.serving():
+    with memory.requests_first.handling():
         waiting = asyncio.create_task(pool.fetchval("SELECT 1"))
         await asyncio.sleep(0.05)
         assert not waiting.done()  # held while a message is handled

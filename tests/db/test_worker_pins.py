@@ -13,7 +13,7 @@ from aiogram.types import Message
 from bot_memory.cli import commands as cli
 from bot_memory.intents import recognize
 from bot_memory.models import Pin
-from bot_memory.pipeline.serving import lacks, planned_pin, verdict
+from bot_memory.pipeline.pins import lacks, planned_pin, verdict
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory_aiogram import setup

@@ -23,7 +23,7 @@ import asyncpg
 import pytest
 
 from bot_memory.access.tenancy import default_workspace
-from bot_memory.cli import operations as operator
+from bot_memory.cli import operations
 from bot_memory.intents import recognize
 from bot_memory.pipeline.discovery import plan_due
 from bot_memory.scopes import Scope
@@ -295,7 +295,7 @@ async def test_an_operator_retry_calls_the_model_again(db_url: str, llm: FakeOpe
         await memory.pipeline.tick()
         job_id, kind = await memory.store.pool.fetchrow("SELECT id, stop_kind FROM memory_jobs")
         assert kind == "unknown"
-        await operator.retry(memory.store, job_id)
+        await operations.retry(memory.store, job_id)
         await memory.pipeline.tick()
         assert len(llm.requests_by_purpose("memory_extraction")) == 2
         assert await memory.store.pool.fetchval("SELECT count(*) FROM memory_records") == 1
@@ -312,7 +312,7 @@ async def test_an_operator_consolidation_of_an_unchanged_index_calls_again(
         await exchange(memory)
         await memory.pipeline.tick()
         assert len(llm.requests_by_purpose("memory_consolidation")) == 1
-        job_id = await operator.consolidate(
+        job_id = await operations.consolidate(
             memory.store, SCOPE.key, provider=memory.model.provider, model=memory.model.model
         )
         await memory.pipeline.tick()
