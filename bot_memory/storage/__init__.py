@@ -1,15 +1,15 @@
-"""Storage: PostgreSQL and everything written to it, the only stage that speaks SQL.
-`database` (pools, migrations, the embedded server and one a killed process left), `store`
-(conversations, requests, usage; `Store` holds the areas below), `statements` (the busiest
-paths' SQL, built once), `workspace` (the locked workspace transaction: records, scopes,
-tombstones, recall rows), `jobs` (the memory jobs' rows and the models bots and workers call),
-`ledger` (billed calls' attempts), `erasure` (what expiry, removals, privacy sweeps and purges
-erase), `tenancy` (moving a chat's rows between keys), `traces` (where a text or source ID still
-appears), `operations` (what the operator's command line reads and re-arms), `watch` (what the
-demo, the test kit and the evaluation read to follow memory at work), `databases` (databases of
-their own on a server: the test kit's, created, cloned, dropped), `claims` (single-use tickets),
-`handle` (what an area's statements run on), `schema.sql` (the schema and every server function
-as they are now) and `migrations/` (its history).
+"""Storage: PostgreSQL and everything written to it, the only stage that speaks SQL: every
+statement is a method of a class here, with the SQL beside it.
+
+`database` (pools, migrations, the embedded server and one a killed process left; stores for
+the other stages), `store` (`Store`: conversations, requests, usage, chats, and the areas as
+its properties; `atomic()` for one transaction), `workspace` (`WorkspaceTx`, the locked
+workspace transaction: records, scopes, tombstones, recall rows), the areas (`jobs`, `ledger`,
+`planning`, `commits`, `forgetting`, `search`, `erasure`, `tenancy`, `traces`, `operations`,
+`watch`, `databases`, `workers`, `tickets`), what they share (`rows`, `limits`, `documents`,
+`handle`, `statements`, `gated`), `schema.sql` (the schema and every server function as they
+are now), `superseded.sql` (what the previous release still calls) and `migrations/` (the
+history).
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
