@@ -472,14 +472,9 @@ class Memory:
         memory_id: str | None = None,
         now: datetime | None = None,
     ) -> ControlResult:
-        """Carry out a recognized memory request, checking who may, now.
-
-        With a `gate` (or none: the speaker's own), the standing is asked now and an admin-only
-        action is granted on a cached "administrator" only after Telegram confirms it (someone
-        demoted within the cache's lifetime is no admin); refused as a non-admin on a cached
-        standing, it is asked again (someone just promoted is an admin at once), as the
-        adapter's paths do (control.acting). `who` is a standing the caller has settled
-        already (the adapter passes the one it confirmed), used as given."""
+        """Carry out a recognized memory request, checking who may, now: with `gate` (default:
+        the speaker's own) asked now, or as `who`, a standing the caller settled already
+        (control.carry_out says how an admin-only action is granted)."""
         return await control.carry_out(
             self.store,
             self.access,
