@@ -9,23 +9,29 @@ form working for one release with a DeprecationWarning. Everything else is inter
 
 from bot_memory.access import Gate, ItemView, Membership, Requester
 from bot_memory.agent import ToolContext, Turn
+from bot_memory.errors import BotMemoryError
 from bot_memory.logs import JsonFormatter
-from bot_memory.models import ChatModel
+from bot_memory.metrics import MetricsUnavailable
+from bot_memory.models import ChatModel, ModelError
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory, MemoryUnavailable
 from bot_memory.settings import MemorySettings
+from bot_memory.settings_file import SettingsFileError
 from bot_memory.storage import (
     DatabaseUnavailable,
     DatabaseUrlInvalid,
+    ExtensionMissing,
     SchemaBehind,
     ServerTooOld,
     SourceMessage,
 )
 
 __all__ = [
+    "BotMemoryError",
     "ChatModel",
     "DatabaseUnavailable",
     "DatabaseUrlInvalid",
+    "ExtensionMissing",
     "Gate",
     "ItemView",
     "JsonFormatter",
@@ -33,10 +39,13 @@ __all__ = [
     "Memory",
     "MemorySettings",
     "MemoryUnavailable",
+    "MetricsUnavailable",
+    "ModelError",
     "Requester",
     "SchemaBehind",
     "Scope",
     "ServerTooOld",
+    "SettingsFileError",
     "SourceMessage",
     "ToolContext",
     "Turn",

@@ -17,6 +17,8 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from bot_memory.errors import BotMemoryError
+
 try:
     import prometheus_client as _prom
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -160,7 +162,7 @@ def available() -> bool:
     return _prom is not None
 
 
-class MetricsUnavailable(RuntimeError):
+class MetricsUnavailable(BotMemoryError, RuntimeError):
     """Metrics were asked for, but prometheus-client is not installed (or they are off)."""
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot_memory.scopes import Scope, ScopeKind
+from bot_memory.scopes import Scope
 
 RecordOrigin = Literal["extracted", "note"]
 Role = Literal["user", "assistant"]
@@ -178,12 +178,6 @@ def forget_closure(records: Iterable[MemoryRecord], selected: set[str]) -> list[
     return sorted((r for r in pool if r.id in reached), key=lambda r: r.id)
 
 
-def available_until(boundaries: Iterable[datetime | None]) -> datetime | None:
-    """The earliest retention boundary among sources; None when none has one."""
-    known = [b for b in boundaries if b is not None]
-    return min(known) if known else None
-
-
 # --- what recall reads --------------------------------------------------------------------------
 # Recall rows are derived on the server (bm_derive and bm_prepend in storage/schema.sql, from
 # the scope's row and its records); these are their shapes as the application reads them.
@@ -212,10 +206,3 @@ class RecallRow(_Strict):
     memory_ids: list[str]
     index_entries: list[RecallEntry] = Field(default_factory=list)  # the records it names
     directory: list[RecallEntry]
-
-    def index_until(self) -> datetime | None:
-        return available_until(e.until for e in self.index_entries)
-
-
-def scope_of(kind: ScopeKind, **fields: object) -> Scope:
-    return Scope(kind=kind, **fields)  # type: ignore[arg-type]

@@ -76,8 +76,3 @@ def resolve_scope(
             topic_id=thread_id or 0,
         )
     return None
-
-
-def scope_kind_of(scope_key: str) -> ScopeKind:
-    """The kind a scope key encodes (workspace/bot/p|g/...)."""
-    return "private" if scope_key.split("/")[2] == "p" else "shared"

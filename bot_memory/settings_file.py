@@ -18,12 +18,14 @@ from pydantic import AliasChoices
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource
 
+from bot_memory.errors import BotMemoryError
+
 SETTINGS_FILE_VARIABLE = "BOT_MEMORY_SETTINGS"
 PREFIX = "bot_memory_"
 TABLE = "bot_memory"
 
 
-class SettingsFileError(ValueError):
+class SettingsFileError(BotMemoryError, ValueError):
     """The settings file is missing, or names a setting that does not exist. `detail` says
     what, without naming how the file was given (the command line names its flag)."""
 

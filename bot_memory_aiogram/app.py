@@ -17,6 +17,7 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.webhook.aiohttp_server import SimpleRequestHandler, setup_application
 from aiohttp import web
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
@@ -28,7 +29,7 @@ from bot_memory_aiogram.setup import ALLOWED_UPDATES, setup
 log = get_logger(__name__)
 
 
-class CannotListen(RuntimeError):
+class CannotListen(BotMemoryError, RuntimeError):
     """The webhook's address cannot be listened on (in use, or not this machine's)."""
 
 

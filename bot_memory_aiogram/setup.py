@@ -9,6 +9,7 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory_aiogram.commands import set_commands
@@ -128,7 +129,7 @@ def setup(
     return middleware
 
 
-class SetupTooLate(RuntimeError):
+class SetupTooLate(BotMemoryError, RuntimeError):
     """setup() called where it cannot take effect: inside a startup hook, or while polling."""
 
 

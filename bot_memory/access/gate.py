@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope
 
@@ -50,7 +51,7 @@ class MemberStatus:
         return self.status in ADMIN_STATUSES
 
 
-class LookupFailed(RuntimeError):
+class LookupFailed(BotMemoryError, RuntimeError):
     """Telegram could not be asked (network, 429, ...): decisions fail closed."""
 
 

@@ -9,7 +9,6 @@ upgrades a group to a supergroup, and when a database from before per-chat works
 from __future__ import annotations
 
 from bot_memory.logs import get_logger
-from bot_memory.scopes import Scope
 from bot_memory.storage import MoveReport as MoveReport  # what a move returns, said here too
 from bot_memory.storage import Store
 
@@ -64,15 +63,6 @@ def _rekey(scope_key: str, workspace: str, chat_id: int) -> str:
     if kind == "p":
         return f"{workspace}/{bot}/p/{chat}/{last}"  # a private chat's ID never changes
     return f"{workspace}/{bot}/g/{chat_id}/{last}"
-
-
-def rekey_scope(scope: Scope, workspace: str, chat_id: int) -> Scope:
-    return scope.model_copy(
-        update={
-            "workspace": workspace,
-            "chat_id": chat_id if not scope.is_private else scope.chat_id,
-        }
-    )
 
 
 async def adopt_legacy(store: Store, *, single_workspace: str | None) -> int:

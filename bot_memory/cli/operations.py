@@ -11,6 +11,7 @@ from typing import Any
 
 from bot_memory.access import Membership
 from bot_memory.control import ControlResult, forget_record
+from bot_memory.errors import BotMemoryError
 from bot_memory.pipeline import Pin, disagreements, lacks, live_window, plan_pending
 from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
@@ -19,7 +20,7 @@ from bot_memory.storage import Store, WorkspaceGone
 OPERATOR = Membership(member=True, admin=True, reason="operator")
 
 
-class NotFound(LookupError):
+class NotFound(BotMemoryError, LookupError):
     """A memory, job, workspace or scope that does not exist (said plainly, no traceback)."""
 
 

@@ -67,6 +67,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from bot_memory.errors import BotMemoryError
+
 Kind = Literal["private", "shared"]
 Format = Literal["locomo", "longmemeval", "jsonl"]
 
@@ -81,7 +83,7 @@ LOCOMO_CATEGORIES = {
 NOT_MENTIONED = "Not mentioned in the conversation."
 
 
-class DatasetError(ValueError):
+class DatasetError(BotMemoryError, ValueError):
     """The file is not one of the formats, or breaks one of its rules (says where)."""
 
 

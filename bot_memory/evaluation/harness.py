@@ -40,6 +40,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot_memory.agent import ToolContext
+from bot_memory.errors import BotMemoryError
 from bot_memory.evaluation import baselines, scoring
 from bot_memory.evaluation.baselines import DEFAULT_CONTEXT_BYTES
 from bot_memory.evaluation.formats import Conversation, Dataset, Forget, Question
@@ -98,7 +99,7 @@ def eval_settings(settings: MemorySettings, *, prune: bool = True) -> MemorySett
     return settings.model_copy(update=update)
 
 
-class SharedDatabase(RuntimeError):
+class SharedDatabase(BotMemoryError, RuntimeError):
     """Another bot's memory has work pending in this database: a replay must not touch it."""
 
 

@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.models import ChatModel, ModelError, Usage, build_model
 from bot_memory.settings import MemorySettings
 
@@ -31,7 +32,7 @@ JUDGE_USER = "Question: {question}\nGold answer: {gold}\nResponse: {response}"
 _VERDICT = re.compile(r"\b(INCORRECT|CORRECT)\b", re.IGNORECASE)
 
 
-class JudgeUnavailable(RuntimeError):
+class JudgeUnavailable(BotMemoryError, RuntimeError):
     """--judge was asked for but no endpoint is configured."""
 
 

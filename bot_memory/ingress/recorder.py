@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.ingress.outage import Buffered, OutageBuffer
 from bot_memory.ingress.text import storable
 from bot_memory.metrics import Metrics
@@ -14,7 +15,7 @@ from bot_memory.settings import MemorySettings
 from bot_memory.storage import SourceMessage, Store, is_connection_error
 
 
-class MemoryUnavailable(RuntimeError):
+class MemoryUnavailable(BotMemoryError, RuntimeError):
     """PostgreSQL cannot be reached right now. The directed message is kept in a bounded
     in-process buffer and recorded once the database is back (see Memory.record)."""
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.redaction import redact, redact_value
 
 Outcome = Literal["error", "unknown"]
@@ -63,7 +64,7 @@ class StructuredOutput(BaseModel):
     schema_: dict[str, Any]
 
 
-class ModelError(RuntimeError):
+class ModelError(BotMemoryError, RuntimeError):
     """A model call that produced nothing usable.
 
     outcome "error": the provider certainly did not process it (unreachable, refused: 400, 401,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.storage import Job, StopKind, Store
 
 
-class SourcesChanged(RuntimeError):
+class SourcesChanged(BotMemoryError, RuntimeError):
     """The job's input no longer holds (edited, removed, forgotten, memory off): stop it."""
 
     def __init__(self, message: str, kind: StopKind = "changed") -> None:

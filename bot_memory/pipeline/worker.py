@@ -297,12 +297,6 @@ class Worker:
             with contextlib.suppress(Exception):
                 await self.pipeline.ctx.store.workers.stopped(self.pipeline.worker_id)
 
-    async def run_until_stopped(self) -> None:
-        self.start()
-        assert self._task is not None
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
     async def _loop(self) -> None:
         settings = self.pipeline.ctx.settings
         with contextlib.suppress(Exception):  # workers that went silent a week ago are history

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import asyncpg
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.settings import MemorySettings
@@ -52,7 +53,7 @@ def is_connection_error(exc: BaseException) -> bool:
     )
 
 
-class DatabaseUnavailable(RuntimeError):
+class DatabaseUnavailable(BotMemoryError, RuntimeError):
     """Raised at start when PostgreSQL cannot be reached or started; says which and why."""
 
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.storage.database import apply_migrations
 
 
-class TemplateMissing(LookupError):
+class TemplateMissing(BotMemoryError, LookupError):
     """The template to clone does not exist (gone with a server started afresh)."""
 
 

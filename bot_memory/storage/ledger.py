@@ -21,12 +21,13 @@ from typing import Literal
 
 import asyncpg
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.storage.handle import Handle, transaction
 
 AttemptOutcome = Literal["ok", "error", "unknown"]
 
 
-class BudgetRefused(RuntimeError):
+class BudgetRefused(BotMemoryError, RuntimeError):
     """The worst case of the call does not fit what is left of a budget."""
 
 

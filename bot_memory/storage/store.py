@@ -704,30 +704,6 @@ class Store:
         async with connection(self.pool) as c:
             return await write(c)
 
-    async def remaining_budget(
-        self, workspace: str, request_id: int | None, workspace_budget_usd: float
-    ) -> tuple[float, float]:
-        """(request remaining, workspace remaining) in dollars; a request that does not exist
-        (or none) has nothing left of its own."""
-        row = await self.pool.fetchrow(
-            "SELECT w.spent_usd AS spent, (SELECT r.budget_usd - r.charged_usd FROM requests r"
-            " WHERE r.workspace_id = w.id AND r.id = $2) AS req FROM workspaces w WHERE w.id = $1",
-            workspace,
-            request_id,
-        )
-        if row is None:
-            return 0.0, 0.0
-        request_left = float(row["req"]) if row["req"] is not None else 0.0
-        if request_id is None:
-            request_left = float("inf")
-        return request_left, workspace_budget_usd - float(row["spent"])
-
-    async def workspace_spent(self, workspace: str) -> float:
-        spent = await self.pool.fetchval(
-            "SELECT spent_usd FROM workspaces WHERE id = $1", workspace
-        )
-        return float(spent or 0)
-
     # --- reading records -------------------------------------------------------------------
 
     async def summary(self, scope: Scope, now: datetime) -> ScopeSummary:

@@ -20,6 +20,7 @@ from typing import Any
 
 import asyncpg
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.records import (
     MemoryRecord,
     ScopeState,
@@ -43,7 +44,7 @@ from bot_memory.storage.search import Search
 from bot_memory.terms import text_vector
 
 
-class WorkspaceGone(RuntimeError):
+class WorkspaceGone(BotMemoryError, RuntimeError):
     """The workspace does not exist (never created, or purged); this path may not create it."""
 
 
@@ -250,9 +251,6 @@ class WorkspaceTx:
 
     async def records(self, ids: Iterable[str]) -> list[MemoryRecord]:
         return await self._records("r.id = ANY($2::text[]) ORDER BY r.id", list(ids))
-
-    async def all_records(self) -> list[MemoryRecord]:
-        return await self._records("true ORDER BY r.id")
 
     async def dependents(self, message_ids: Iterable[int]) -> list[MemoryRecord]:
         """Every record of the workspace with a dependency among these messages."""

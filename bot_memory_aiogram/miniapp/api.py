@@ -39,6 +39,7 @@ from bot_memory.control import (
     may_toggle,
     switch,
 )
+from bot_memory.errors import BotMemoryError
 from bot_memory.logs import get_logger
 from bot_memory.records import MemoryRecord
 from bot_memory.retrieval import Reader
@@ -71,7 +72,7 @@ SCOPE_HEADER = "X-Memory-Scope"
 QUERY_MAX_CHARS = 200
 
 
-class Refusal(Exception):
+class Refusal(BotMemoryError):
     """An answer other than success: an HTTP status, a short code for the page, and the
     message key (the bot's own strings) that says what happened."""
 

@@ -22,8 +22,10 @@ from aiogram.utils.web_app import (
 )
 from pydantic import ValidationError
 
+from bot_memory.errors import BotMemoryError
 
-class InitDataError(ValueError):
+
+class InitDataError(BotMemoryError, ValueError):
     """initData that is missing, malformed, not signed with this bot's token, or too old."""
 
     def __init__(self, reason: str) -> None:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
+from bot_memory.errors import BotMemoryError
+
 TicketKind = Literal["link", "scope", "download"]
 # b"d" was a download ticket without a nonce (0.2): refused as of another kind.
 _KIND_BYTES: dict[str, bytes] = {"link": b"l", "scope": b"s", "download": b"D"}
@@ -35,7 +37,7 @@ _MAC_BYTES = 16
 LINK_PREFIX = "bm"  # a deep link's start parameter: LINK_PREFIX + ticket
 
 
-class TicketError(ValueError):
+class TicketError(BotMemoryError, ValueError):
     """A ticket that is malformed, forged, of another kind, or expired (`expired` says)."""
 
     def __init__(self, expired: bool = False) -> None:

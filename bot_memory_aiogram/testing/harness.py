@@ -28,6 +28,7 @@ from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
+from bot_memory.errors import BotMemoryError
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram.testing.databases import own_database
@@ -39,7 +40,7 @@ __all__ = ["ReplyRefused", "TestBot", "running_bot"]
 BuildDispatcher = Callable[[Memory], Dispatcher | Awaitable[Dispatcher]]
 
 
-class ReplyRefused(AssertionError):
+class ReplyRefused(BotMemoryError, AssertionError):
     """The bot's reply to a `say` was refused by Telegram (bad markup, too long, ...): the user
     saw nothing."""
 

@@ -147,6 +147,7 @@ def test_the_core_never_loads_the_aiogram_layer() -> None:
 # leaves at the root come first, the host API (`Memory`) and the tools that drive it last.
 STAGES: list[tuple[str, ...]] = [
     (
+        "bot_memory.errors",
         "bot_memory.logs",
         "bot_memory.deprecation",
         "bot_memory.scopes",

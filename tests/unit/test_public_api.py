@@ -27,9 +27,11 @@ GROUP = Scope(workspace="test", bot_id=42, kind="shared", chat_id=-9, topic_id=0
 # deprecated form that still works.
 PUBLIC = {
     "bot_memory": [
+        "BotMemoryError",
         "ChatModel",
         "DatabaseUnavailable",
         "DatabaseUrlInvalid",
+        "ExtensionMissing",
         "Gate",
         "ItemView",
         "JsonFormatter",
@@ -37,10 +39,13 @@ PUBLIC = {
         "Memory",
         "MemorySettings",
         "MemoryUnavailable",
+        "MetricsUnavailable",
+        "ModelError",
         "Requester",
         "SchemaBehind",
         "Scope",
         "ServerTooOld",
+        "SettingsFileError",
         "SourceMessage",
         "ToolContext",
         "Turn",

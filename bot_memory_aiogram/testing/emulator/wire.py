@@ -11,6 +11,8 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from bot_memory.errors import BotMemoryError
+
 JsonDict = dict[str, Any]
 
 #: ``*_id`` parameters whose values are strings, not integers.
@@ -117,7 +119,7 @@ def decode_value(key: str, value: str) -> Any:
     return value
 
 
-class EmulatorError(Exception):
+class EmulatorError(BotMemoryError):
     """An error answered to the client as a Bot API error envelope.
 
     Can also be queued with :meth:`BotAPIEmulator.inject_error`.
