@@ -51,6 +51,7 @@ async def test_a_hostile_note_stays_inside_the_memory_frame(
 
     # Said as conversation too, so it reaches extraction; then the index is consolidated.
     await env.say(3, chat_id=5, user_id=5, text=f"btw {note}! thoughts?", language_code=language)
+    await env.settled()
     for _ in range(3):
         await env.memory.pipeline.tick()
     await env.say(4, chat_id=5, user_id=5, text="and now?", language_code=language)

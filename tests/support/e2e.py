@@ -40,6 +40,18 @@ class Env:
     async def rows(self, sql: str, *args: Any) -> list[Any]:
         return list(await self.memory.store.pool.fetch(sql, *args))
 
+    async def settled(self) -> None:
+        """Wait until every request is finished: a reply is sent before its request closes,
+        and a pipeline tick in between would see the conversation still open."""
+
+        async def finished() -> bool:
+            open_ = await self.rows(
+                "SELECT 1 FROM requests WHERE status IN ('queued', 'running') LIMIT 1"
+            )
+            return not open_
+
+        await wait_until(finished)
+
 
 async def start_env(
     db_url: str,
