@@ -91,6 +91,8 @@ class MemorySettings(BaseSettings):
     settle_retry_seconds: float = 600.0  # a paid answer is kept while the database is away
     ingress_buffer_max: int = 1000  # directed messages kept in memory while PostgreSQL is down
     existing_memory_in_batch: int = 8  # validated memories that may accompany a new batch
+    # A conversation that corrects an existing record replaces it (false: both stay current).
+    corrections: bool = True
     # Requests a host explicitly keeps open stop holding their scope back after this long.
     open_request_abandon_seconds: float = 6 * 3600.0
     # Any other request still open this long was lost with its process: it stops holding too.

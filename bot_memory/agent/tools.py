@@ -129,6 +129,14 @@ def parameters(args: type[BaseModel]) -> dict[str, Any]:
     return {"type": "object", **schema}  # the type first, for whoever reads the wire
 
 
+def _replaced(record: MemoryRecord) -> dict[str, Any]:
+    """A record a later one replaced says so: history, not what holds now."""
+    if record.replaced_by is None:
+        return {}
+    at = record.replaced_at.isoformat(timespec="seconds") if record.replaced_at else None
+    return {"replaced_by": record.replaced_by, "replaced_at": at}
+
+
 def _tool(name: str, description: str, args: type[BaseModel]) -> dict[str, Any]:
     return {
         "type": "function",
@@ -145,7 +153,8 @@ _TOOL_DEFINITIONS: list[tuple[str, str, type[BaseModel]]] = [
         "records holding all of them come first, rarer words count more, a word's "
         "beginning is enough ('boat' finds 'boats'); put an exact phrase in double quotes. "
         "Without arguments, lists the newest records. Returns titles, summaries, speaker "
-        "IDs, thread IDs, source IDs and dates.",
+        "IDs, thread IDs, source IDs and dates. After the current records come matching "
+        "ones a later record replaced (replaced_by, replaced_at): what held before.",
         QueryArgs,
     ),
     (
@@ -344,6 +353,7 @@ class ToolExecutor:
                 "created_at": r.created_at.isoformat(timespec="seconds"),
                 "last_used_at": r.last_used_at.isoformat(timespec="seconds"),
             }
+            | _replaced(r)
             for r in found
         ]
         return {"results": results}, True

@@ -29,9 +29,11 @@ _TITLE_CHARS = 60
 _ADDRESS = re.compile(r"^(\[speaker \d+\]\s*)?(@\w+[\s,:]*)*")  # "[speaker 7] @bot " prefixes
 _LINE_CHARS = 300
 
-# Corrections, the plain cases only: a user's text with one of these replaces an existing
-# memory about the same thing: for a move, one that says where someone lives; otherwise one
-# sharing a key word with it. Anything else keeps both.
+# Corrections, the plain cases only, each against one fact (a summary line) the same speaker
+# stated: a move against where they live; "actually" / "no longer" / "not ... anymore" against
+# a fact about the same thing (a content word both hold, never a name or a common word alone).
+# The replaced record's other facts are carried over into the new one; a record shown in part,
+# or whose facts do not all fit, is kept as it is.
 _MOVED = re.compile(
     r"\b(i|we)(\s+have|\s+just|'ve)*\s+moved\s+to\b|我搬到|我们搬到"
     r"|\b(я|мы)\s+(уже\s+)?переехал|\b(я|ми)\s+(вже\s+)?переїхал?",
@@ -47,14 +49,33 @@ _HOME = re.compile(
     r"|\bмешкаю|переїхал?",
     re.I,
 )
-_WORD = re.compile(r"[^\W\d_]{4,}")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_NAME = re.compile(r"(?<=[^\s.!?])\s+([A-ZА-ЯЁІЇЄҐ][^\W\d_]+)")  # capitalized, not first
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _CJK_FILLER = set("我你他她它们的了是不再其实也就都很在有和")
+_FACT = re.compile(r"^-\s*\[(m\d+)\]\s*speaker\s+(-?\d+):\s*(.*)$")  # this model's lines
 _COMMON = {
-    "actually", "anymore", "longer", "speaker", "that", "this", "with", "have", "like", "want",
-    "would", "really", "about", "there", "their", "what", "when", "from", "your", "just",
-    "also", "more", "some", "very", "much", "now", "самом", "деле", "больше", "теперь",
-    "насправді", "більше", "тепер", "это", "этот", "когда", "тоже",
+    # English
+    "actually", "anymore", "longer", "speaker", "that", "this", "with", "have", "has", "had",
+    "like", "want", "would", "could", "should", "really", "about", "there", "their", "them",
+    "they", "what", "when", "where", "which", "who", "from", "your", "you", "just", "also",
+    "more", "some", "very", "much", "now", "the", "and", "for", "but", "not", "are", "was",
+    "were", "been", "being", "its", "our", "ours", "his", "her", "hers", "she", "him", "one",
+    "two", "get", "got", "did", "does", "don", "doesn", "didn", "isn", "wasn", "aren", "can",
+    "will", "all", "any", "too", "out", "off", "than", "then", "into", "over", "only", "even",
+    "still", "again", "today", "yesterday", "tomorrow", "week", "time", "thing", "things",
+    "think", "know", "said", "says", "say", "told", "tell", "going", "went", "make", "made",
+    "good", "great", "well", "yes", "yeah", "okay", "called", "name", "named", "day", "days",
+    "lot", "way", "new", "old", "see", "saw", "let", "use", "used", "these", "those", "here",
+    "because", "since", "after", "before", "other", "every", "each", "many", "most",
+    # Russian and Ukrainian
+    "самом", "деле", "больше", "теперь", "насправді", "більше", "тепер", "это", "этот", "эта",
+    "когда", "тоже", "так", "как", "что", "где", "уже", "ещё", "еще", "мой", "моя", "моё",
+    "мое", "мои", "меня", "мне", "мы", "нас", "вас", "они", "его", "она", "для",
+    "при", "без", "над", "под", "все", "всё", "вот", "там", "тут", "був", "була",
+    "було", "мій", "моє", "мої", "мене", "мені", "вже", "теж", "також", "коли",
+    "який", "яка", "яке", "що", "де", "як", "усе", "вони", "він",
+    "вона", "його", "неї", "очень", "дуже", "зовсем", "зовсім",
 }  # fmt: skip
 
 
@@ -124,22 +145,33 @@ class OfflineModel(ChatModel):
             cited.append(str(source["id"]))
             size += len(line.encode()) + 1
         corrections = [
-            str(s["text"]) for s in user_sources if str(s["id"]) in cited and _correcting(s["text"])
+            (s.get("speaker_id"), str(s["text"]))
+            for s in user_sources
+            if str(s["id"]) in cited and _correcting(s["text"])
         ]
-        replaces = [
-            str(m["id"])
-            for m in doc.get("existing_memories", [])
-            if isinstance(m, dict)
-            and "id" in m
-            and any(
-                _same_subject(c, f"{m.get('title', '')}\n{m.get('summary', '')}")
-                for c in corrections
-            )
-        ]
+        replaces: list[str] = []
+        carried: list[str] = []
+        for memory in doc.get("existing_memories", []) if corrections else []:
+            if not isinstance(memory, dict) or "id" not in memory or memory.get("shown_in_part"):
+                continue
+            facts = _facts(memory)
+            corrected = [f for f in facts if any(_corrects(c, f) for c in corrections)]
+            if not corrected:
+                continue
+            rest = [f[2] for f in facts if f not in corrected]
+            extra = sum(len(line.encode()) + 1 for line in rest)
+            if size + extra > self._summary_max:  # what still holds must come along whole
+                continue
+            lines += rest
+            size += extra
+            replaces.append(str(memory["id"]))
+            if rest:
+                carried.append(str(memory["id"]))
         return {
             "title": title,
             "summary": "\n".join(lines),
             "source_ids": cited,
+            "memory_ids": carried,
             "replaces": replaces,
         }
 
@@ -192,17 +224,46 @@ def _correcting(text: str) -> bool:
     return bool(_MOVED.search(text) or _CORRECTED.search(text))
 
 
-def _same_subject(correction: str, existing: str) -> bool:
-    """The existing memory is about what the correction corrects: where someone lives, for a
-    move; otherwise a key word (four letters or more, or two Chinese characters that are not
-    fillers) both hold."""
-    if _MOVED.search(correction) and _HOME.search(existing):
+_Fact = tuple[object, str, str]  # (speaker ID or None, text, the summary line)
+
+
+def _facts(memory: dict[str, Any]) -> list[_Fact]:
+    """A memory's facts: its summary's lines, each with who said it (this model's lines name
+    the speaker; another line is the record's only speaker's, or no one's)."""
+    speakers = memory.get("speaker_ids") or []
+    alone = speakers[0] if len(speakers) == 1 else None
+    facts: list[_Fact] = []
+    for line in str(memory.get("summary", "")).splitlines():
+        if not line.strip():
+            continue
+        said = _FACT.match(line.strip())
+        if said:
+            facts.append((int(said.group(2)), said.group(3), line))
+        else:
+            facts.append((alone, line, line))
+    return facts
+
+
+def _corrects(correction: tuple[object, str], fact: _Fact) -> bool:
+    """The correction is about this fact: the same speaker, and where they live for a move,
+    else a content word both hold."""
+    speaker, text = correction
+    if fact[0] is None or fact[0] != speaker:
+        return False
+    if _MOVED.search(text) and _HOME.search(fact[1]):
         return True
-    return bool(_keys(correction) & _keys(existing))
+    return bool(_CORRECTED.search(text) and _keys(text) & _keys(fact[1]))
 
 
 def _keys(text: str) -> set[str]:
-    words = {w for w in _WORD.findall(text.casefold()) if w not in _COMMON and not _CJK.match(w)}
+    """Content words: three letters or more, not common, not a name (capitalized inside the
+    text); Chinese: pairs of characters that are not fillers."""
+    names = {n.casefold() for n in _NAME.findall(text)}
+    words = {
+        w
+        for w in _WORD.findall(text.casefold())
+        if w not in _COMMON and w not in names and not _CJK.match(w)
+    }
     for run in _CJK_RUN.findall(text):
         words |= {
             run[i : i + 2] for i in range(len(run) - 1) if not (set(run[i : i + 2]) & _CJK_FILLER)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from bot_memory.logs import get_logger
 from bot_memory.pipeline.context import PipelineContext
+from bot_memory.pipeline.corrections import may_replace
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.prompts import (
     ExtractionOutput,
@@ -53,12 +54,17 @@ async def run_extraction(
         # the request is never more than the ceiling plus the fixed prompt.
         room = ctx.settings.batch_max_bytes - sum(source_entry_bytes(e) for e in sources)
         existing, briefs = [], []
+        shown_in_part: set[str] = set()
         for record in await _existing(ctx, job, checked):
-            brief = {
+            brief: dict[str, object] = {
                 "id": record.id,
                 "title": redact(record.title),
                 "summary": redact(record.summary[:EXISTING_SUMMARY_CHARS]),
+                "speaker_ids": record.speaker_ids,
             }
+            if len(record.summary) > EXISTING_SUMMARY_CHARS:
+                brief["shown_in_part"] = True  # the prompt: never replaced
+                shown_in_part.add(record.id)
             room -= source_entry_bytes(brief)
             if room < 0:
                 break
@@ -74,7 +80,13 @@ async def run_extraction(
                 max_bytes=ctx.settings.summary_max_bytes,
             )
             return answer.model_copy(
-                update={"title": redact(answer.title), "summary": redact(answer.summary)}
+                update={
+                    "title": redact(answer.title),
+                    "summary": redact(answer.summary),
+                    "replaces": _replacing(job, answer, existing, shown_in_part)
+                    if ctx.settings.corrections
+                    else [],
+                }
             )
 
         out = await ctx.charged_call(
@@ -89,6 +101,28 @@ async def _existing(ctx: PipelineContext, job: Job, now: datetime) -> list[Memor
     return await ctx.store.current_records(
         job.workspace, job.scope_key, now, limit=ctx.settings.existing_memory_in_batch
     )
+
+
+def _replacing(
+    job: Job, answer: ExtractionOutput, given: list[MemoryRecord], shown_in_part: set[str]
+) -> list[str]:
+    """What the answer may replace (pipeline/corrections.py); the rest is kept, logged."""
+    cited = set(answer.source_ids)
+    speakers = {s.speaker_id for s in job.snapshot.sources if s.role == "user" and s.id in cited}
+    decided = may_replace(
+        answer.replaces,
+        {r.id: r for r in given},
+        shown_in_part=shown_in_part,
+        speakers=speakers,
+    )
+    if decided.partial or decided.others:
+        log.info(
+            "pipeline.replace_kept",
+            job=job.id,
+            shown_in_part=decided.partial,
+            others_statements=decided.others,
+        )
+    return decided.kept
 
 
 def _checkpointed(job: Job) -> ExtractionOutput | None:

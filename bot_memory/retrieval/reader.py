@@ -4,7 +4,8 @@ screen, the Mini App and `query_memories`.
 Records come from the same search (storage's `Search.records`: memory on, available, ranked
 for a query, else newest first) and pass the host's read grants (`Gate.readable`) one by one.
 The memory managers (the screen and the page) see what is kept while memory is off and the
-records a later one replaced, marked; `query_memories` sees neither (`for_tools`).
+records a later one replaced, marked; `query_memories` sees neither (`for_tools`), except the
+replaced records a query matches, after the current ones: what held before.
 """
 
 from __future__ import annotations
@@ -144,4 +145,5 @@ class Reader:
             offset=offset,
             while_off=self._manager,
             replaced=self._manager,
+            history=not self._manager,
         )

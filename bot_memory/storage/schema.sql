@@ -249,8 +249,9 @@ CREATE TABLE memory_records (
     fingerprint     text NOT NULL DEFAULT '',            -- hash of title and summary
     search          tsvector,
     -- A later record of its scope corrected it or made it obsolete (extraction said so): it
-    -- is no longer recalled, matched, searched or consolidated, but is kept, and shown as
-    -- replaced, until it is pruned or forgotten. Forgetting the newer record does not undo it.
+    -- is no longer recalled, matched or consolidated; query_memories finds it after the
+    -- current records, marked, as the screens show it, until it is pruned or forgotten.
+    -- Forgetting the newer record makes it current again (bm_forget_commit).
     replaced_by     text,
     replaced_at     timestamptz,
     PRIMARY KEY (workspace_id, id)
@@ -1191,8 +1192,8 @@ END $$;
 -- A forget, decided (control._carry_out; `c`: workspace, scope_key, removed (record IDs),
 -- doomed (message IDs), rearm_at, states, touched, limits): the removed records go, the doomed
 -- messages become tombstones (records still built on them become unavailable), jobs holding
--- them stop, references to them are scrubbed, the scope is looked at again at `rearm_at` (when
--- given), and the transaction's scopes are written back.
+-- them stop, references to them are scrubbed, what they replaced is current again, the scope is
+-- looked at again at `rearm_at` (when given), and the transaction's scopes are written back.
 CREATE OR REPLACE FUNCTION bm_forget_commit(c jsonb) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -1207,6 +1208,10 @@ BEGIN
         RETURNING r.scope_key
     )
     SELECT coalesce(array_agg(DISTINCT scope_key), '{}') INTO changed FROM gone;
+    -- A correction forgotten: what it replaced and the forget did not reach holds again (its
+    -- scope is the forgotten record's, written back below).
+    UPDATE memory_records r SET replaced_by = NULL, replaced_at = NULL
+    WHERE r.workspace_id = ws AND r.replaced_by = ANY(bm_texts(c->'removed'));
     SELECT changed || t.scopes INTO changed FROM bm_tombstone(ws, skey, doomed) t;
     PERFORM bm_stop_jobs_touching(ws, skey, doomed, 'a source was forgotten');
     PERFORM bm_scrub(ws, doomed);
@@ -1391,6 +1396,15 @@ BEGIN
         IF cardinality(kept) <> (SELECT count(DISTINCT k) FROM unnest(carried) k) THEN
             detail := 'a memory it carried facts from is gone';
         END IF;
+    END IF;
+    -- What it replaces must still be there as it was given: a record forgotten, made
+    -- unavailable or replaced meanwhile is not corrected by an answer written without knowing.
+    IF detail IS NULL AND rec IS NOT NULL AND cardinality(bm_texts(c->'replaces')) > 0
+            AND (SELECT count(*) FROM memory_records r WHERE r.workspace_id = ws
+                 AND r.scope_key = skey AND r.id = ANY(bm_texts(c->'replaces')) AND r.valid
+                 AND r.replaced_by IS NULL)
+                <> (SELECT count(DISTINCT k) FROM unnest(bm_texts(c->'replaces')) k) THEN
+        detail := 'a memory it replaces is gone or changed';
     END IF;
     IF detail IS NOT NULL THEN
         PERFORM bm_stopped(ws, job, detail || ' during extraction', stop_kind);

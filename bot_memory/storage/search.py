@@ -48,21 +48,23 @@ _MESSAGE_TERMS = "coalesce(m.search, to_tsvector('simple', normalize(m.text, NFK
 
 
 def _ranking(terms: int, titles: int, *, limit: int, offset: int) -> str:
-    """CTEs over `candidates(id, at, search)` ending in `top(id, score, at)`: the page of best
-    matches. `$terms` and `$titles` are text arrays of tsqueries (a term, and the same term in
-    titles only). Every step is materialized: computed once, not once per row. Each candidate
-    is matched against the terms where it is read, and only which terms it holds is kept
-    (negative: in its title too): a search vector is a few KB, and copying every one into a
-    materialized step cost more than matching it; the weights and scores are then read off
-    those short arrays, one row per candidate (a row per candidate and term, joined and
-    grouped again, cost a fifth more)."""
+    """CTEs over `candidates(id, at, search, cur)` ending in `top(id, score, at, cur)`: the page
+    of best matches, those with `cur` (current, not history) first, each group ranked alone.
+    `$terms` and `$titles` are text arrays of tsqueries (a term, and the same term in titles
+    only). Every step is materialized: computed once, not once per row. Each candidate is
+    matched against the terms where it is read, and only which terms it holds is kept (negative:
+    in its title too): a search vector is a few KB, and copying every one into a materialized
+    step cost more than matching it; the weights and scores are then read off those short
+    arrays, one row per candidate (a row per candidate and term, joined and grouped again, cost
+    a fifth more)."""
     return f"""
     terms AS MATERIALIZED (
         SELECT x.q::tsquery AS q, x.t::tsquery AS t, x.n
         FROM unnest(${terms}::text[], ${titles}::text[]) WITH ORDINALITY AS x(q, t, n)
     ), scoped AS MATERIALIZED (
-        SELECT c.id, c.at, ARRAY(SELECT CASE WHEN c.search @@ x.t THEN -x.n ELSE x.n END
-                                 FROM terms x WHERE c.search @@ x.q) AS hits
+        SELECT c.id, c.at, c.cur,
+            ARRAY(SELECT CASE WHEN c.search @@ x.t THEN -x.n ELSE x.n END
+                  FROM terms x WHERE c.search @@ x.q) AS hits
         FROM candidates c
     ), weights AS MATERIALIZED (
         -- Each term's weight from how many candidates hold it, of how many there are.
@@ -72,35 +74,35 @@ def _ranking(terms: int, titles: int, *, limit: int, offset: int) -> str:
                 count(*) FILTER (WHERE x.n = ANY(s.hits) OR -x.n = ANY(s.hits))::float8 AS holding
             FROM scoped s) k
     ), ranked AS MATERIALIZED (
-        SELECT s.id, s.at, cardinality(s.hits) AS hits,
+        SELECT s.id, s.at, s.cur, cardinality(s.hits) AS hits,
             (SELECT sum(w.w * CASE WHEN -w.n = ANY(s.hits) THEN 2 ELSE 1 END) FROM weights w
              WHERE w.n = ANY(s.hits) OR -w.n = ANY(s.hits)) AS score
         FROM scoped s WHERE cardinality(s.hits) > 0
     ), best AS MATERIALIZED (
-        SELECT coalesce(max(hits), 0) AS hits FROM ranked
+        SELECT cur, max(hits) AS hits FROM ranked GROUP BY cur
     ), top AS MATERIALIZED (
-        -- Full matches when there are any, else every partial one.
-        SELECT k.id, k.score, k.at FROM ranked k CROSS JOIN best
+        -- Full matches when there are any, else every partial one (in each group).
+        SELECT k.id, k.score, k.at, k.cur FROM ranked k JOIN best USING (cur)
         WHERE k.hits = cardinality(${terms}::text[]) OR best.hits < cardinality(${terms}::text[])
-        ORDER BY k.score DESC, k.at DESC, k.id DESC LIMIT ${limit} OFFSET ${offset}
+        ORDER BY k.cur DESC, k.score DESC, k.at DESC, k.id DESC LIMIT ${limit} OFFSET ${offset}
     )"""
 
 
-def _search(readable: str, available: str, shown: str) -> str:
+def _search(readable: str, available: str, shown: str, *, current: str = "true") -> str:
     """A query's ranked matches among a scope's records ($1 workspace, $2 scope, $3 now, $4 and
     $5 the terms, $6 limit, $7 offset, $8 IDs left out), each shown as `shown` of `r`, after
-    the scope's standing."""
+    the scope's standing; those `current` holds for first."""
     return f"""
         WITH {_STANDING},
         candidates AS (
-            SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search
+            SELECT r.id, r.created_at AS at, {_RECORD_TERMS} AS search, {current} AS cur
             FROM memory_records r, sw WHERE sw.standing IN {readable} AND {available}
               AND r.id <> ALL($8::text[])
         ), {_ranking(4, 5, limit=6, offset=7)}
         SELECT sw.standing, r.* FROM sw LEFT JOIN LATERAL (
             SELECT {shown} FROM top t
             JOIN memory_records r ON r.workspace_id = $1 AND r.id = t.id
-            ORDER BY t.score DESC, t.at DESC, t.id DESC
+            ORDER BY t.cur DESC, t.score DESC, t.at DESC, t.id DESC
         ) r ON true
         """
 
@@ -183,21 +185,26 @@ class Search:
         offset: int = 0,
         while_off: bool = False,
         replaced: bool = False,
+        history: bool = False,
         excluded: Sequence[str] = (),
     ) -> tuple[str, list[MemoryRecord]]:
         """A scope's available records with its standing ("ok", "off", "unavailable", "gone"):
-        one by ID, the best matches of a query (ranked), or all, newest first. Nothing while memory
-        is off in the scope, unless `while_off` (the /memory screen and the Mini App list, search,
-        forget and export what is kept: off means not used and not added to, never hidden). A
-        record a later one replaced is left out, unless `replaced` (the /memory screen and the Mini
-        App show it, marked). `excluded` records are left out of a query's matches (recall's
-        block already names them: fetching them only to skip them costs their whole rows)."""
+        one by ID, the best matches of a query (ranked), or all, newest first. Nothing while
+        memory is off in the scope, unless `while_off` (the /memory screen and the Mini App
+        list, search, forget and export what is kept: off means not used and not added to, never
+        hidden). A record a later one replaced is left out, unless `replaced` (the /memory
+        screen and the Mini App show it, marked); with `history`, the replaced records a query
+        matches come after the current ones (query_memories: what held before). `excluded`
+        records are left out of a query's matches (recall's block already names them: fetching
+        them only to skip them costs their whole rows)."""
         readable = "('ok', 'off')" if while_off else "('ok')"
-        available = _AVAILABLE if replaced else _AVAILABLE + " AND r.replaced_by IS NULL"
         parsed = parse_query(query) if record_id is None else Query([], [])
+        history = history and bool(parsed)
+        available = _AVAILABLE if replaced or history else _AVAILABLE + " AND r.replaced_by IS NULL"
         if parsed:
+            current = "r.replaced_by IS NULL" if history else "true"
             rows = await self._on.fetch(
-                _search(readable, available, _RECORD),
+                _search(readable, available, _RECORD, current=current),
                 scope.workspace,
                 scope.key,
                 now,
@@ -245,7 +252,8 @@ class Search:
             ranked = await self._on.fetch(
                 f"""
                 WITH candidates AS (
-                    SELECT m.id, m.id AS at, {_MESSAGE_TERMS} AS search FROM messages m
+                    SELECT m.id, m.id AS at, {_MESSAGE_TERMS} AS search, true AS cur
+                    FROM messages m
                     WHERE {_RETAINED}
                 ), {_ranking(4, 5, limit=6, offset=7)}
                 SELECT {_EXCERPT} FROM top t JOIN messages m ON m.workspace_id = $1 AND m.id = t.id

@@ -592,12 +592,23 @@ async def test_a_replaced_memory_is_marked_in_the_list_and_in_its_details(app: S
     OUT.mkdir(exist_ok=True)
     await page.screenshot(path=str(OUT / "miniapp-replaced-details.png"))
     await page.click("#details-back")
-    # The newer one forgotten: still replaced, "by a newer memory".
+    # The newer one forgotten: what it replaced holds again.
     await porto.locator(".delete").click()
     await page.click("#confirm")
     await expect(cards).to_have_count(1)
+    await expect(cards.first.locator(".mark")).to_have_count(0)
+    await page.context.close()
+    # The newer one pruned instead (a replacement stays): "by a newer memory".
+    await app.rows(
+        "UPDATE memory_records SET replaced_by = 'mem_pruned', replaced_at = $2 WHERE id = $1",
+        old,
+        MARCH_5,
+    )
+    page = await app.open(user, language="en", theme=LIGHT, stub=False)
+    cards = page.locator("#list .card")
     await expect(cards.first.locator(".mark")).to_have_text("Replaced on Mar 5, 2026")
     await cards.first.locator(".body").click()
+    replaced = page.locator("#details-meta dt:text-is('Replaced') + dd")
     await expect(replaced).to_have_text("Mar 5, 2026, by a newer memory")
     await page.context.close()
     # In Chinese, dark.

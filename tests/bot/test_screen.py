@@ -305,7 +305,7 @@ async def test_a_replaced_memory_is_shown_marked_on_the_screen() -> None:
         assert f"— {mar3} · replaced on {mar5} by “{newer}”" in text, text
         assert text.count("replaced on") == 1 and new["id"] not in text
         assert "2026-03" not in text
-        # In Russian, and once the newer memory is forgotten: "by a newer memory".
+        # In Russian; then the newer memory forgotten, and the newer memory pruned.
         await bot.say("/memory", language_code="ru")
         ru = bot.emu.sent[-1].result["message_id"]
         ru3, ru5 = day("3 мар. 2026\u202fг."), day("5 мар. 2026\u202fг.")
@@ -313,7 +313,15 @@ async def test_a_replaced_memory_is_shown_marked_on_the_screen() -> None:
         await press(bot, data_of(bot, "Forget 1", screen), screen)
         await press(bot, data_of(bot, "Yes, forget it", screen), screen)
         text = text_of(bot, screen)
-        assert "Porto" not in text
+        assert "Porto" not in text and "replaced" not in text  # what it replaced holds again
+        # The newer one pruned instead (a replacement stays): "by a newer memory".
+        await pool.execute(
+            "UPDATE memory_records SET replaced_by = 'mem_pruned', replaced_at = $2 WHERE id = $1",
+            old["id"],
+            MARCH_5,
+        )
+        await bot.say("/memory")
+        text = text_of(bot, bot.emu.sent[-1].result["message_id"])
         assert f"— {mar3} · replaced on {mar5} by a newer memory" in text, text
 
 

@@ -61,3 +61,49 @@ async def test_two_true_facts_are_both_kept() -> None:
     assert await replaced("I moved the meeting to Friday", home) == []  # not a move home
     assert await replaced("我其实喜欢茶", ["我住在北京"]) == []
     assert await replaced("I moved to Porto", []) == []
+
+
+async def extract_against(
+    text: str, memory: dict[str, object], speaker: int = 7
+) -> dict[str, object]:
+    sources = [{"id": "m9", "role": "user", "speaker_id": speaker, "text": text}]
+    messages = extraction_messages(scope_kind="group", sources=sources, existing=[memory])
+    done = await OfflineModel().complete(
+        messages, output=StructuredOutput(name=EXTRACTION, schema_={})
+    )
+    result: dict[str, object] = json.loads(done.content or "{}")
+    return result
+
+
+HOME_AND_PET = {
+    "id": "mem_a",
+    "title": "I live in Lisbon",
+    "summary": "- [m1] speaker 7: I live in Lisbon\n- [m2] speaker 7: my cat is called Mochi",
+    "speaker_ids": [7],
+}
+
+
+async def test_a_move_carries_the_other_facts_over() -> None:
+    out = await extract_against("I moved to Porto", HOME_AND_PET)
+    assert out["replaces"] == ["mem_a"] and out["memory_ids"] == ["mem_a"]
+    summary = str(out["summary"])
+    assert "Porto" in summary and "Mochi" in summary and "Lisbon" not in summary
+
+
+async def test_only_the_same_speakers_plain_corrections_replace() -> None:
+    # A name both hold is not the same subject.
+    caroline = {
+        "id": "mem_c",
+        "title": "painting",
+        "summary": "- [m1] speaker 7: Caroline and I love painting sunsets",
+        "speaker_ids": [7],
+    }
+    assert (await extract_against("Actually Caroline went hiking", caroline))["replaces"] == []
+    # Another speaker's fact is theirs to correct.
+    assert (await extract_against("I moved to Porto", HOME_AND_PET, speaker=8))["replaces"] == []
+    # A memory shown in part cannot be carried over whole.
+    partial = HOME_AND_PET | {"shown_in_part": True}
+    assert (await extract_against("I moved to Porto", partial))["replaces"] == []
+    # Common words are no subject.
+    busy = HOME_AND_PET | {"summary": "- [m1] speaker 7: I think today was a good day"}
+    assert (await extract_against("Actually I think today is fine", busy))["replaces"] == []
