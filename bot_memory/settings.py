@@ -91,6 +91,9 @@ class MemorySettings(BaseSettings):
     settle_retry_seconds: float = 600.0  # a paid answer is kept while the database is away
     ingress_buffer_max: int = 1000  # directed messages kept in memory while PostgreSQL is down
     existing_memory_in_batch: int = 8  # validated memories that may accompany a new batch
+    # Each accompanies it with this much of its summary; one longer is shown in part, and a
+    # correction cannot replace it (what it holds past the cut could not be carried over).
+    existing_memory_summary_chars: int = 1000
     # A conversation that corrects an existing record replaces it (false: both stay current).
     corrections: bool = True
     # Requests a host explicitly keeps open stop holding their scope back after this long.

@@ -26,8 +26,6 @@ from bot_memory.storage import (
 
 log = get_logger(__name__)
 
-EXISTING_SUMMARY_CHARS = 400  # existing memories accompany a batch in brief
-
 
 async def run_extraction(
     ctx: PipelineContext,
@@ -55,14 +53,15 @@ async def run_extraction(
         room = ctx.settings.batch_max_bytes - sum(source_entry_bytes(e) for e in sources)
         existing, briefs = [], []
         shown_in_part: set[str] = set()
+        brief_chars = ctx.settings.existing_memory_summary_chars
         for record in await _existing(ctx, job, checked):
             brief: dict[str, object] = {
                 "id": record.id,
                 "title": redact(record.title),
-                "summary": redact(record.summary[:EXISTING_SUMMARY_CHARS]),
+                "summary": redact(record.summary[:brief_chars]),
                 "speaker_ids": record.speaker_ids,
             }
-            if len(record.summary) > EXISTING_SUMMARY_CHARS:
+            if len(record.summary) > brief_chars:
                 brief["shown_in_part"] = True  # the prompt: never replaced
                 shown_in_part.add(record.id)
             room -= source_entry_bytes(brief)
