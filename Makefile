@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-app test test-pg15 test-quick test-lowest soak bench lint eval docs docs-config clean
+.PHONY: demo demo-app test test-pg15 test-quick test-lowest soak bench lint eval eval-locomo docs docs-config clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,22 @@ bench: $(STAMP)
 # EVAL_ARGS=--judge to grade with it). Prints the report; writes it, JSON and a chart to eval-out/.
 eval: $(EVAL_STAMP)
 	$(BIN)/python -m bot_memory.evaluation.cli bot_memory/evaluation/data/sample.jsonl --out eval-out $(EVAL_ARGS)
+
+# Retrieval on long conversations, no model needed (the offline model unless LLM_* is set):
+# LoCoMo's categories 1-4, the conversations alone and then as a busy group (two others talked
+# after each in its Topic). LOCOMO is a folder of LoCoMo .json files (one per conversation) or
+# locomo10.json, kept outside the project (CC BY-NC); a few minutes. Reports in eval-out/locomo*.
+LOCOMO_ARGS := --category 1,2,3,4 --no-baselines --coverage --quiet $(EVAL_ARGS)
+
+eval-locomo: $(STAMP)
+	@test -n "$(LOCOMO)" || { echo "make eval-locomo needs the LoCoMo conversations:" \
+		"make eval-locomo LOCOMO=/path/to/folder (LoCoMo .json files, one per conversation," \
+		"or locomo10.json)" >&2; exit 2; }
+	@echo "# LoCoMo, each conversation alone"
+	$(BIN)/bot-memory eval "$(LOCOMO)" $(LOCOMO_ARGS) --out eval-out/locomo
+	@echo "# LoCoMo, busy group: two other conversations talked after each, then its questions"
+	$(BIN)/bot-memory eval "$(LOCOMO)" $(LOCOMO_ARGS) --busy-group \
+		--out eval-out/locomo-busy
 
 # The documentation site, from docs/ and mkdocs.yml, into site/ (a warning fails the build).
 docs: $(STAMP)

@@ -2,6 +2,7 @@
 
     python -m bot_memory.evaluation.cli bot_memory/evaluation/data/sample.jsonl --out eval-out
     LLM_BASE_URL=... LLM_API_KEY=... LLM_MODEL=... bot-memory eval locomo10.json --judge
+    bot-memory eval LOCOMO_FOLDER --category 1,2,3,4 --no-baselines --coverage [--busy-group]
 
 Same settings as the bot (DATABASE_URL or the embedded server in BOT_MEMORY_DATA_DIR; LLM_*;
 BOT_MEMORY_*); with no model configured the offline built-in model answers, which is the floor.
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot_memory.evaluation import formats, report
+from bot_memory.evaluation import busy_group, formats, report
 from bot_memory.evaluation.baselines import DEFAULT_CONTEXT_BYTES
 from bot_memory.evaluation.formats import DatasetError
 from bot_memory.evaluation.harness import Options, SharedDatabase, evaluate
@@ -79,6 +80,18 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         action="store_true",
         help="run the worker only after each conversation's last turn (a worker that was down)",
     )
+    p.add_argument(
+        "--busy-group",
+        action="store_true",
+        help="play each conversation asked about in a group Topic, then two other conversations"
+        " of the dataset after it (other speakers), and only then ask its questions",
+    )
+    p.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print only the model-free part (evidence coverage, records per conversation);"
+        " report.md still has everything",
+    )
     p.add_argument("--keep", action="store_true", help="keep the eval workspaces (no purge)")
     p.add_argument(
         "--run-id", type=_run_id, default=None, help="name the run (default: time and random)"
@@ -114,9 +127,16 @@ async def run_args(args: argparse.Namespace, *, settings: MemorySettings | None 
     except DatasetError as exc:
         fail(f"bot-memory eval: {exc}")
         return 2
+    whole = dataset
     dataset = formats.limit(
         dataset, conversations=args.limit, questions=args.questions, categories=args.category
     )
+    if args.busy_group:
+        try:
+            dataset = busy_group.arrange(dataset, pool=whole.conversations)
+        except DatasetError as exc:
+            fail(f"bot-memory eval: {exc}")
+            return 2
     settings = settings or MemorySettings()
     judge = None
     if args.judge:
@@ -146,7 +166,7 @@ async def run_args(args: argparse.Namespace, *, settings: MemorySettings | None 
         if judge is not None:
             await judge.aclose()
     written = report.write(run, args.out)
-    print(report.markdown(run))
+    print("\n".join(report.coverage_lines(run)) if args.coverage else report.markdown(run))
     print(f"wrote {written['report']} and {written['json']}")
     if written["chart"] is None:
         print("chart skipped: matplotlib is not installed (pip install 'bot-memory[eval]')")

@@ -3,9 +3,10 @@
 Three formats, chosen by `load(path)` from the file (or forced with `format=`):
 
 **LoCoMo** (`locomo10.json`: a list of samples; or one file per conversation, each one sample:
-the file, a folder of them, or a .zip of them). Each sample's `conversation`
-holds `speaker_a`, `speaker_b` and sessions `session_1`, `session_1_date_time`, ... whose turns
-have `speaker`, `dia_id` and `text` (a shared photo's `blip_caption` is appended as
+the file, a folder of them, or a .zip of them). Each sample's `conversation` (or the sample
+itself, as the per-conversation `locomo10_v2` files have it; one with no `sample_id` is named by
+its file) holds `speaker_a`, `speaker_b` and sessions `session_1`, `session_1_date_time`, ...
+whose turns have `speaker`, `dia_id` and `text` (a shared photo's `blip_caption` is appended as
 "[shares a photo: ...]"). Two people talk, so a sample runs as a group Topic with one speaker
 ID per person; every turn is a user message directed at the bot, and since only requests with
 an answer become memories, each is answered with a short acknowledgement. The `qa` list gives
@@ -98,6 +99,7 @@ class Turn:
     session: str
     answer: str | None = None
     answer_ids: tuple[str, ...] = ()  # dataset IDs of the assistant turns in `answer`
+    chatter: str | None = None  # the conversation it comes from, when talked after (busy_group)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ class Conversation:
     forgets: tuple[Forget, ...] = ()
     language: str | None = None
     session_dates: dict[str, datetime] = field(default_factory=dict)
+    talked_after: tuple[str, ...] = ()  # conversations talked after it in its Topic (busy_group)
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,9 @@ def load(path: Path | str, format: Format | None = None) -> Dataset:  # noqa: A0
             data = json.loads(raw)
         except ValueError as exc:
             raise DatasetError(f"{path}: not JSON: {exc}") from exc
-        conversations = read_locomo(data) if format == "locomo" else read_longmemeval(data)
+        conversations = (
+            read_locomo(data, name=path.stem) if format == "locomo" else read_longmemeval(data)
+        )
     if not conversations:
         raise DatasetError(f"{path}: no conversations")
     return Dataset(name=path.stem, format=format, conversations=tuple(conversations))
@@ -185,7 +190,7 @@ def _load_many(path: Path, format: Format | None) -> Dataset:  # noqa: A002
         raise DatasetError(f"{path}: cannot read: {exc}") from exc
     if format not in (None, "locomo"):
         raise DatasetError(f"{path}: a folder or .zip is read as LoCoMo files only")
-    samples: list[Any] = []
+    conversations: list[Conversation] = []
     for name, raw in files:
         if detect(Path(name), raw) != "locomo":
             raise DatasetError(f"{path}/{name}: not a LoCoMo conversation")
@@ -193,10 +198,10 @@ def _load_many(path: Path, format: Format | None) -> Dataset:  # noqa: A002
             data = json.loads(raw)
         except ValueError as exc:
             raise DatasetError(f"{path}/{name}: not JSON: {exc}") from exc
-        samples += data if isinstance(data, list) else [data]
-    if not samples:
+        conversations += read_locomo(data, name=Path(name).stem)
+    if not conversations:
         raise DatasetError(f"{path}: no LoCoMo .json files in it")
-    return Dataset(name=path.stem, format="locomo", conversations=tuple(read_locomo(samples)))
+    return Dataset(name=path.stem, format="locomo", conversations=tuple(conversations))
 
 
 def detect(path: Path, raw: str) -> Format:
@@ -248,19 +253,24 @@ def category_names(categories: Iterable[str]) -> set[str]:
 _LOCOMO_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y")
 
 
-def read_locomo(data: Any) -> list[Conversation]:
+def read_locomo(data: Any, *, name: str | None = None) -> list[Conversation]:
+    """LoCoMo samples; one without a `sample_id` is named `name` (its file) when it is the
+    file's only one, else by its place."""
     samples = data if isinstance(data, list) else [data]
     out = []
     for index, sample in enumerate(samples):
-        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+        flat = isinstance(sample, dict) and "speaker_a" in sample and "session_1" in sample
+        if not isinstance(sample, dict) or not (
+            flat or isinstance(sample.get("conversation"), dict)
+        ):
             raise DatasetError(f"LoCoMo sample {index}: no 'conversation' object")
-        out.append(_locomo_sample(sample, index))
+        default = name if name and len(samples) == 1 else f"locomo-{index}"
+        out.append(_locomo_sample(sample, sample if flat else sample["conversation"], default))
     return out
 
 
-def _locomo_sample(sample: dict[str, Any], index: int) -> Conversation:
-    conv = sample["conversation"]
-    conv_id = str(sample.get("sample_id") or f"locomo-{index}")
+def _locomo_sample(sample: dict[str, Any], conv: dict[str, Any], default_id: str) -> Conversation:
+    conv_id = str(sample.get("sample_id") or default_id)
     numbers = sorted(
         int(m.group(1))
         for key, value in conv.items()

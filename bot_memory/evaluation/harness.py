@@ -24,8 +24,10 @@ bot's memory has jobs waiting is refused: evaluate on a database of its own.
 
 Besides answers, each question measures, without any model: whether its evidence turns are
 among the sources of an available record, among what the records cite, among the records the
-recall index reaches, and among the source IDs `query_memories` shows for the question's key
-words (`terms.keywords`: a deterministic query, not the model's).
+request's memory block names before any tool call (index or directory, and matches), and among
+what `query_memories` returns for the question's key words (`terms.keywords`: a deterministic
+query, not the model's); each both as one record holding all of the evidence and as the
+evidence spread over several.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ async def evaluate(
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         provider=memory.model.provider,
         model=memory.model.model,
-        settings=_settings_summary(settings, options),
+        settings=_settings_summary(settings, options, dataset),
         judge=judge.name if judge else None,
         judge_version=JUDGE_VERSION if judge else None,
     )
@@ -179,6 +181,12 @@ async def evaluate(
         run.notes.append("Inactivity pruning was off for the replay (--no-prune).")
     if options.late_worker:
         run.notes.append("The worker ran only after each conversation's last turn (--late-worker).")
+    if run.settings["busy_group"]:
+        run.notes.append(
+            "Busy group (--busy-group): each conversation asked about was followed in its Topic"
+            " by the ones named beside it (other speakers, their sessions an hour apart), and"
+            " only then asked about."
+        )
     run.seconds = time.perf_counter() - started
     return run
 
@@ -242,6 +250,7 @@ class _ConversationRunner:
         self.idle = timedelta(seconds=memory.settings.idle_window_seconds)
         self.messages: dict[str, list[int]] = {}  # dataset turn ID -> stored message IDs
         self._ingest_seconds = 0.0
+        self.replaced_ids: set[str] = set()  # every record seen marked replaced during ingestion
         self.clock: datetime = conv.turns[0].at if conv.turns else datetime.now(UTC)
         self.info = ConversationRun(
             id=conv.id,
@@ -250,6 +259,7 @@ class _ConversationRunner:
             turns=len(conv.turns),
             questions=len(conv.questions),
             kept=options.keep,
+            talked_after=list(conv.talked_after),
         )
 
     async def run(self) -> ConversationRun:
@@ -258,11 +268,15 @@ class _ConversationRunner:
             view = await self.memory.store.view(self.workspace)
             available = {r.id: r for r in view.records.values() if r.available(self.clock)}
             self.info.records = len(available)
+            self.info.replaced = sum(1 for r in available.values() if r.replaced)
+            self.info.replaced_over_replay = len(self.replaced_ids)
+            own = {m for t in self.conv.turns if t.chatter is None for m in self.messages[t.id]}
+            self.info.own_records = sum(1 for r in available.values() if r.message_ids & own)
             state = view.scopes.get(self.scope.key)
             self.info.index_ids = len(state.index.memory_ids) if state else 0
             self.say(
-                f"  ingested: {self.info.records} records, {self.info.index_ids} in the index;"
-                f" asking {len(self.conv.questions)} questions"
+                f"  ingested: {self.info.records} records ({self.info.replaced} replaced),"
+                f" {self.info.index_ids} in the index; asking {len(self.conv.questions)} questions"
             )
             asked = await self._questions(view)
             mark = await self._ledger_mark()  # what follows is the forget phase's
@@ -289,6 +303,7 @@ class _ConversationRunner:
         for turn in self.conv.turns:
             if not late and last is not None and turn.at >= last + self.idle:
                 await self._settle(last + self.idle + timedelta(seconds=1))
+                await self._note_replaced()
             text = self.cast.said(turn.speaker, turn.text)
             source = await self._record_as(text, self.cast.person(turn.speaker), turn.at)
             # As the bot does on every request: recall (which counts as use for pruning).
@@ -307,12 +322,19 @@ class _ConversationRunner:
         if last is not None:
             self.clock = last + self.idle + timedelta(seconds=1)
             await self._settle(self.clock)
+            await self._note_replaced()
         if requests:  # assistant turns named as evidence: the answer messages they became
             answers = await self.memory.store.watch.answer_messages(self.workspace, list(requests))
             for request_id, answer_id in answers.items():
                 for turn_id in requests[request_id]:
                     self.messages[turn_id] = [answer_id]
         self._ingest_seconds = time.perf_counter() - started
+
+    async def _note_replaced(self) -> None:
+        """Records marked replaced so far: pruning may take one before the replay ends (a
+        replaced record is not recalled, so not used)."""
+        view = await self.memory.store.view(self.workspace)
+        self.replaced_ids |= {r.id for r in view.records.values() if r.replaced}
 
     async def _record_as(self, text: str, person: int, at: datetime) -> SourceMessage:
         source = await self.memory.record(
@@ -360,7 +382,7 @@ class _ConversationRunner:
         asked: dict[str, tuple[Answer, int]] = {}
         for question in self.conv.questions:
             at = self._tick_clock(question.asked_at)
-            found = await self._retrieve(question, at)
+            found = await self._retrieve(question, at, records)
             answer, request_id, recall = await self._ask_memory(question, self._tick_clock())
             _coverage(answer, question, self.messages, records, recall, found)
             asked[question.id] = (answer, request_id)
@@ -405,12 +427,15 @@ class _ConversationRunner:
         answer.cost.seconds = seconds
         return answer, source.request_id, recall
 
-    async def _retrieve(self, question: Question, at: datetime) -> set[int]:
-        """What `query_memories` shows for the question's key words (a probe request of its
-        own, erased after): the source IDs of its results, as the model would read them."""
+    async def _retrieve(
+        self, question: Question, at: datetime, records: dict[str, MemoryRecord]
+    ) -> list[set[int]]:
+        """What `query_memories` returns for the question's key words (a probe request of its
+        own, erased after): per result, the messages the record holds (its sources; the result
+        shows the first query_max_source_ids of them)."""
         words = keywords(question.text)
         if not words:
-            return set()
+            return []
         source = await self._record_as(question.text, self.cast.person(question.asker), at)
         await self.memory.begin(source)
         result = await self.memory.tools.execute(
@@ -421,8 +446,12 @@ class _ConversationRunner:
         )
         await self.memory.finish(source, status="unanswered", now=self._replied(at))
         await self._erase(source)
-        shown = [s for r in result.get("results", []) for s in r.get("source_ids", [])]
-        return {m for m in (message_id_of(s) for s in shown) if m is not None}
+        found = []
+        for r in result.get("results", []):
+            record = records.get(r.get("id"))
+            shown = r.get("source_ids", []) if record is None else record.source_ids
+            found.append({m for m in map(message_id_of, shown) if m is not None})
+        return found
 
     async def _erase(self, source: SourceMessage) -> None:
         """The question and its answer go (a privacy sweep): no later question sees them."""
@@ -602,29 +631,40 @@ def _coverage(
     messages: dict[str, list[int]],
     records: dict[str, MemoryRecord],
     recall: RecallContext | None,
-    found: set[int],
+    found: list[set[int]],
 ) -> None:
     """Evidence coverage: among the sources of available records, among what they cite, among
-    the sources of the recalled ones, and among what a keyword search showed."""
-    sources = {m for r in records.values() for m in r.message_ids}
-    stored = scoring.coverage(question.evidence, messages, sources)
+    the sources of the records the block names, and among those a keyword search returned;
+    held by one record, and spread over them."""
+    held = [r.message_ids for r in records.values()]
+    stored = scoring.coverage(question.evidence, messages, set().union(*held))
     if stored is None:
         return
     answer.evidence_all, answer.evidence_any = stored
     cited = {m for r in records.values() for m in map(message_id_of, r.cited) if m is not None}
-    recalled = {
-        m
+    presented = [
+        records[memory_id].message_ids
         for memory_id in (recall.memory_ids if recall else [])
         if memory_id in records
-        for m in records[memory_id].message_ids
-    }
+    ]
 
-    def among(reached: set[int]) -> tuple[bool, bool]:
-        return scoring.coverage(question.evidence, messages, reached) or (False, False)
+    def among(reached: list[set[int]]) -> tuple[bool, bool]:
+        union: set[int] = set().union(*reached)
+        return scoring.coverage(question.evidence, messages, union) or (False, False)
 
-    answer.cited_all, answer.cited_any = among(cited)
-    answer.recall_all, answer.recall_any = among(recalled)
+    def one(reached: list[set[int]]) -> bool:
+        return bool(scoring.held_by_one(question.evidence, messages, reached))
+
+    answer.evidence_one = one(held)
+    answer.cited_all, answer.cited_any = among([cited])
+    answer.recall_all, answer.recall_any = among(presented)
+    answer.recall_one = one(presented)
+    # The index or directory alone, without the matches: what browsing the block finds.
+    entries = recall.entries if recall else []
+    listed = [records[e.id].message_ids for e in entries if e.id in records]
+    answer.listed_one = one(listed)
     answer.found_all, answer.found_any = among(found)
+    answer.found_one = one(found)
 
 
 def _sum(rows: Any) -> Cost:
@@ -640,7 +680,9 @@ def _sum(rows: Any) -> Cost:
     return total
 
 
-def _settings_summary(settings: MemorySettings, options: Options) -> dict[str, Any]:
+def _settings_summary(
+    settings: MemorySettings, options: Options, dataset: Dataset
+) -> dict[str, Any]:
     return {
         "idle_window_seconds": settings.idle_window_seconds,
         "batch_max_bytes": settings.batch_max_bytes,
@@ -653,4 +695,5 @@ def _settings_summary(settings: MemorySettings, options: Options) -> dict[str, A
         "late_worker": options.late_worker,
         "full_context_bytes": options.full_context_bytes,
         "baselines": options.baselines,
+        "busy_group": any(c.talked_after for c in dataset.conversations),
     }

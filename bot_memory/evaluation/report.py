@@ -94,42 +94,7 @@ def markdown(run: RunResult) -> str:
         _table(cat_columns, cat_rows),
         "",
     ]
-    evidence = evidence_rows(run)
-    if evidence:
-        lines += [
-            "## Evidence coverage (memory, no model needed)",
-            "",
-            "Share of questions whose evidence turns are all (any) among: the sources of an"
-            " available record; what the records cite; the records the request's memory block"
-            " names before any tool call (its index or directory and the question's matches:"
-            " presented); and the source IDs query_memories shows for the question's key words"
-            " (its 12 results; retrieval). The block's mean and largest size in bytes.",
-            "",
-            _table(
-                [
-                    "category",
-                    "n",
-                    "in records",
-                    "cited",
-                    "presented",
-                    "retrieval",
-                    "block bytes (mean / max)",
-                ],
-                [
-                    [
-                        r["category"],
-                        str(r["questions"]),
-                        _pair(r["records_all"], r["records_any"]),
-                        _pair(r["cited_all"], r["cited_any"]),
-                        _pair(r["recall_all"], r["recall_any"]),
-                        _pair(r["retrieval_all"], r["retrieval_any"]),
-                        f"{r['block_mean_bytes']:.0f} / {r['block_max_bytes']}",
-                    ]
-                    for r in evidence
-                ],
-            ),
-            "",
-        ]
+    lines += coverage_lines(run)
     if run.forgets:
         passed = sum(1 for f in run.forgets if f.passed)
         lines += [
@@ -195,6 +160,79 @@ def markdown(run: RunResult) -> str:
         )
     lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     return "\n".join(lines)
+
+
+def coverage_lines(run: RunResult) -> list[str]:
+    """The model-free part: evidence coverage per category, and records per conversation."""
+    evidence = evidence_rows(run)
+    if not evidence:
+        return []
+    lines = [
+        "## Evidence coverage (memory, no model needed)",
+        "",
+        "Share of questions whose evidence turns are all held by one record among: the"
+        " available records (in records); the records the request's memory block names before"
+        " any tool call (its index or directory and the question's matches: presented; the"
+        " index or directory alone: index); and the records query_memories returns for the"
+        " question's key words (its 12 results: retrieval). In brackets, the share whose"
+        " evidence is all there spread over several records. Cited: every evidence turn among"
+        " what the records cite. The block's mean and largest size in bytes.",
+        "",
+        _table(
+            [
+                "category",
+                "n",
+                "in records",
+                "presented",
+                "index",
+                "retrieval",
+                "cited",
+                "block bytes (mean / max)",
+            ],
+            [
+                [
+                    r["category"],
+                    str(r["questions"]),
+                    _pair(r["records_one"], r["records_all"]),
+                    _pair(r["recall_one"], r["recall_all"]),
+                    _share(r["listed_one"]),
+                    _pair(r["retrieval_one"], r["retrieval_all"]),
+                    _share(r["cited_all"]),
+                    f"{r['block_mean_bytes']:.0f} / {r['block_max_bytes']}",
+                ]
+                for r in evidence
+            ],
+        ),
+        "",
+    ]
+    busy = any(c.talked_after for c in run.conversations)
+    columns = ["conversation", "turns", "questions", "records", "replaced"]
+    columns += ["replaced over the replay", "in the index"]
+    columns += ["holding its own turns", "talked after it"] if busy else []
+    rows = []
+    for c in run.conversations:
+        row = [c.id, str(c.turns), str(c.questions), str(c.records), str(c.replaced)]
+        row += [str(c.replaced_over_replay), str(c.index_ids)]
+        row += [str(c.own_records), ", ".join(c.talked_after) or "–"] if busy else []
+        rows.append(row)
+    lines += [
+        "## Records per conversation",
+        "",
+        "After the conversation was played: its scope's available records, those of them a"
+        " later one replaced (kept, no longer recalled or matched), every record seen replaced"
+        " after any of the replay's ticks (inactivity pruning takes replaced records, which are"
+        " never used, so some are gone by the end), and how many the index names."
+        + (
+            " Busy group: turns and records include the conversations talked after it in its"
+            " Topic; the records holding a turn of its own are counted apart."
+            if busy
+            else ""
+        ),
+        "",
+        _table(columns, rows),
+        "",
+    ]
+    return lines
 
 
 def _comparison_lines(run: RunResult, judged: bool) -> list[str]:
@@ -264,11 +302,11 @@ def chart(run: RunResult, path: Path) -> Path | None:
     overall = next((r for r in evidence_rows(run) if r["category"] == "overall"), None)
     if overall is not None:
         labels = ["in records", "cited", "presented", "retrieval"]
-        keys = ["records_all", "cited_all", "recall_all", "retrieval_all"]
+        keys = ["records_one", "cited_all", "recall_one", "retrieval_one"]
         bars = coverage.bar(labels, [overall[k] or 0.0 for k in keys], color="tab:purple")
         coverage.bar_label(bars, fmt="%.2f", fontsize=8)
         coverage.set_ylim(0, 1.12)
-    coverage.set_title("memory: evidence coverage (all turns)")
+    coverage.set_title("memory: evidence in one record (cited: all turns)")
     title = f"{run.dataset}: {run.model} ({run.run_id})"
     if run.forgets:
         passed = sum(1 for f in run.forgets if f.passed)
@@ -299,8 +337,8 @@ def _share(value: Any) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def _pair(all_: Any, any_: Any) -> str:
-    return f"{_share(all_)} ({_share(any_)})"
+def _pair(share: Any, bracketed: Any) -> str:
+    return f"{_share(share)} ({_share(bracketed)})"
 
 
 def _number(value: Any) -> str:

@@ -72,15 +72,21 @@ class Answer:
     cost: Cost = field(default_factory=Cost)
     tool_calls: int = 0
     recall_mode: str | None = None
-    # Evidence coverage (memory only; None when the dataset names no evidence for it):
-    evidence_all: bool | None = None  # every evidence turn is a source of an available record
+    # Evidence coverage (memory only; None when the dataset names no evidence for it). _one:
+    # one record holds every piece of evidence; _all: every piece is held, maybe by several;
+    # _any: at least one piece is.
+    evidence_all: bool | None = None  # among the sources of available records
     evidence_any: bool | None = None
+    evidence_one: bool | None = None
     cited_all: bool | None = None  # ... among what available records cite
     cited_any: bool | None = None
-    recall_all: bool | None = None  # ... of a record in the recall index this request was given
+    recall_all: bool | None = None  # ... of the records the request's block names (presented)
     recall_any: bool | None = None
-    found_all: bool | None = None  # ... among the source IDs query_memories showed for its words
+    recall_one: bool | None = None
+    listed_one: bool | None = None  # ... of those the index or directory names (no matches)
+    found_all: bool | None = None  # ... of the records query_memories returned for its words
     found_any: bool | None = None
+    found_one: bool | None = None
     error: str | None = None
 
 
@@ -109,8 +115,12 @@ class ConversationRun:
     kind: str
     turns: int
     questions: int
-    records: int = 0  # valid records after ingestion
+    records: int = 0  # available records after ingestion, replaced ones included
+    replaced: int = 0  # ... of them marked replaced by a later one
+    replaced_over_replay: int = 0  # records seen replaced after any tick (some pruned since)
+    own_records: int = 0  # ... holding a turn of the conversation itself (not its chatter)
     index_ids: int = 0  # records named by the recall index after ingestion
+    talked_after: list[str] = field(default_factory=list)  # the chatter (--busy-group)
     jobs: dict[str, int] = field(default_factory=dict)  # pipeline jobs by final phase
     ingest: Cost = field(default_factory=Cost)  # extraction and consolidation (ledger)
     forget: Cost = field(default_factory=Cost)  # the forget phase (ledger)
@@ -233,8 +243,8 @@ def evidence_rows(run: RunResult) -> list[dict[str, Any]]:
     """Evidence coverage of memory's answers, per category and overall (adversarial apart):
     among available records' sources, what they cite, what the request's memory block names
     before any tool call (the index or directory and the message's matches: "presented"), and
-    what a keyword search through query_memories showed; with the block's mean and largest
-    size."""
+    what a keyword search through query_memories returned ("retrieval"); held by one record
+    (_one) and spread over several (_all, _any); with the block's mean and largest size."""
     answers = [a for a in run.main_answers(MEMORY) if a.evidence_all is not None]
     categories = sorted({a.category for a in answers})
     rows = []
@@ -250,12 +260,16 @@ def evidence_rows(run: RunResult) -> list[dict[str, Any]]:
             {
                 "category": category,
                 "questions": len(picked),
+                "records_one": _share(a.evidence_one for a in picked),
                 "records_all": _share(a.evidence_all for a in picked),
                 "records_any": _share(a.evidence_any for a in picked),
                 "cited_all": _share(a.cited_all for a in picked),
                 "cited_any": _share(a.cited_any for a in picked),
+                "recall_one": _share(a.recall_one for a in picked),
+                "listed_one": _share(a.listed_one for a in picked),
                 "recall_all": _share(a.recall_all for a in picked),
                 "recall_any": _share(a.recall_any for a in picked),
+                "retrieval_one": _share(a.found_one for a in picked),
                 "retrieval_all": _share(a.found_all for a in picked),
                 "retrieval_any": _share(a.found_any for a in picked),
                 # The memory block each request carried before any tool call.

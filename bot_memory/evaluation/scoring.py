@@ -116,6 +116,19 @@ def coverage(
     return all(met), any(met)
 
 
+def held_by_one(
+    evidence: Iterable[Iterable[str]],
+    messages: Mapping[str, Iterable[int]],
+    holders: Iterable[set[int]],
+) -> bool | None:
+    """Whether one of `holders` (each the stored messages one record holds) meets every piece
+    of evidence by itself: what a reader of that one record has. None: no evidence."""
+    groups = [{m for turn in group for m in messages.get(turn, ())} for group in evidence]
+    if not groups:
+        return None
+    return any(all(group & held for group in groups) for held in holders)
+
+
 def mean(values: Iterable[float]) -> float | None:
     items = list(values)
     return sum(items) / len(items) if items else None

@@ -243,7 +243,7 @@ async def test_scores_costs_and_coverage_come_from_the_real_pipeline(
     assert (overall["records_all"], overall["cited_all"], overall["recall_all"]) == (1, 1, 1)
     assert overall["retrieval_all"] == 0.8
     assert [main[(MEMORY, q)]["found_all"] for q in ("q1", "q2", "q3")] == [True, False, True]
-    assert "| overall | 5 | 100% (100%) | 100% (100%) | 100% (100%) | 80% (80%) |" in printed
+    assert "| overall | 5 | 100% (100%) | 100% (100%) | 100% | 80% (80%) | 100% |" in printed
     assert run["settings"]["pruning"] is True and "Inactivity pruning was on" in printed
     # The probes are not memory's tool calls, and left nothing behind (erased like questions).
     assert all(main[(MEMORY, q)]["tool_calls"] == 0 for q in ("q1", "q2", "q3"))
@@ -365,4 +365,94 @@ async def test_the_shipped_sample_reports_coverage_and_retrieval_offline(
     assert (overall["records_all"], overall["cited_all"], overall["recall_all"]) == (1, 1, 1)
     assert overall["retrieval_all"] >= 0.9  # key words through query_memories
     text = (tmp_path / "report.md").read_text()
-    assert "| category | n | in records | cited | presented | retrieval | block bytes" in text
+    assert "| category | n | in records | presented | index | retrieval | cited | block" in text
+
+
+def said(conv: str, id: str, speaker: str, text: str) -> dict[str, str]:  # noqa: A002
+    return {"type": "turn", "conversation": conv, "id": id, "speaker": speaker, "text": text}
+
+
+def day(conv: str, date: str) -> dict[str, str]:
+    return {"type": "session", "conversation": conv, "date": f"{date}T09:00:00+00:00"}
+
+
+BUSY = [
+    {"type": "conversation", "id": "pets", "kind": "shared"},
+    day("pets", "2024-03-01"),
+    said("pets", "t1", "Ann", "My parrot Kiwi speaks Portuguese."),
+    said("pets", "t2", "Ben", "Nice parrot!"),
+    day("pets", "2024-03-05"),
+    said("pets", "t3", "Ann", "Kiwi learned a new word: obrigado."),
+    {
+        "type": "question",
+        "conversation": "pets",
+        "id": "q1",
+        "text": "What language does Kiwi speak?",
+        "answer": "Portuguese",
+        "evidence": ["t1"],
+    },
+    {
+        "type": "question",
+        "conversation": "pets",
+        "id": "q2",
+        "text": "Which word did Kiwi learn, beside speaking Portuguese?",
+        "answer": "obrigado",
+        "evidence": ["t1", "t3"],  # two sessions: two records
+    },
+    {"type": "conversation", "id": "chess", "kind": "shared"},
+    day("chess", "2023-01-01"),
+    said("chess", "c1", "Cleo", "I play the Sicilian."),
+    said("chess", "c2", "Ann", "I prefer the French."),  # another Ann
+    {"type": "conversation", "id": "garden", "kind": "shared"},
+    day("garden", "2025-06-01"),
+    said("garden", "g1", "Eve", "The tomatoes are in."),
+    day("garden", "2025-06-10"),
+    said("garden", "g2", "Finn", "The basil is up."),
+]
+
+
+def newest_only(body: dict[str, Any]) -> dict[str, Any]:
+    """The fake's answers, with an index that names one record (the newest candidate): what a
+    busy Topic's index does to an older conversation."""
+    message = default_responder(body)
+    if "response_format" in body and '"index"' in message["content"]:
+        out = json.loads(message["content"])
+        out = {"index": out["index"].split("\n")[0], "memory_ids": out["memory_ids"][:1]}
+        message = {"role": "assistant", "content": json.dumps(out)}
+    return message
+
+
+async def test_a_busy_group_asks_under_newer_chatter_and_scores_one_record(
+    db_url: str, llm: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "busy.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in BUSY) + "\n")
+    llm.responder = newest_only
+    code, run = await evaluate(
+        db_url, llm, path, tmp_path / "out", "--busy-group", "--limit", "1", "--no-baselines"
+    )
+    assert code == 0 and run["settings"]["busy_group"] is True
+    printed = capsys.readouterr().out
+    # Pets, then the two others in the same Topic: one record per session, each its own batch.
+    [pets] = run["conversations"]
+    assert pets["talked_after"] == ["chess", "garden"] and pets["turns"] == 7
+    assert (pets["records"], pets["own_records"], pets["index_ids"]) == (5, 2, 1)
+    assert "| pets | 7 | 2 | 5 | 0 | 0 | 1 | 2 | chess, garden |" in printed
+    extracted = [json.dumps(r) for r in llm.requests_by_purpose("memory_extraction")]
+    assert len(extracted) == 5  # a batch per session: 2 + 1 + 2
+    assert "Ann: My parrot Kiwi" in extracted[0] and "Ann (chess): I prefer" in extracted[2]
+    people = [
+        {int(i) for i in re.findall(r'speaker_id\\"\s*:\s*(\d+)', e)} - {1} for e in extracted
+    ]
+    assert len(people[0]) == len(people[2]) == 2 and not people[0] & people[2]  # the bot is 1
+    # Under the chatter the index names garden's last record only: browsing the block finds
+    # nothing of pets, its matches carry the record holding q1's evidence.
+    main = {a["question_id"]: a for a in run["answers"] if a["phase"] == "main"}
+    q1, q2 = main["q1"], main["q2"]
+    assert (q1["listed_one"], q1["recall_one"], q1["found_one"]) == (False, True, True)
+    # q2's evidence is in two records: found together, never by one of them alone.
+    assert (q2["found_all"], q2["found_one"]) == (True, False)
+    assert (q2["recall_all"], q2["recall_one"]) == (True, False)
+    overall = next(r for r in run["summary"]["evidence"] if r["category"] == "overall")
+    assert (overall["retrieval_one"], overall["retrieval_all"]) == (0.5, 1.0)
+    assert "| overall | 2 | 50% (100%) | 50% (100%) | 0% | 50% (100%) |" in printed

@@ -158,6 +158,30 @@ def test_locomo_one_file_per_conversation_a_folder_or_a_zip(tmp_path: Path) -> N
         formats.load(empty)
 
 
+def test_locomo_files_with_the_conversation_at_the_top_are_named_by_file(
+    tmp_path: Path,
+) -> None:
+    """The per-conversation files LoCoMo publishes (locomo10_v2): no `conversation` object and
+    no sample_id."""
+    flat = {
+        "speaker_a": "Gina",
+        "speaker_b": "Jon",
+        "session_1_date_time": "4:04 pm on 20 January, 2023",
+        "session_1": [{"speaker": "Jon", "dia_id": "D1:1", "text": "I lost my job."}],
+        "session_2_date_time": "2:32 pm on 29 January, 2023",
+        "qa": [{"question": "When?", "answer": "19 January", "evidence": ["D1:1"], "category": 2}],
+    }
+    folder = tmp_path / "dev"
+    folder.mkdir()
+    (folder / "30.json").write_text(json.dumps(flat))
+    (folder / "26.json").write_text(json.dumps(flat | {"speaker_a": "Caroline"}))
+    dataset = formats.load(folder)
+    assert [c.id for c in dataset.conversations] == ["26", "30"]
+    assert dataset.conversations[1].speakers == ("Gina", "Jon")
+    assert [t.id for t in dataset.conversations[1].turns] == ["D1:1"]
+    assert formats.load(folder / "30.json").conversations[0].id == "30"
+
+
 def test_locomo_categories_by_number_as_peers_select_them(tmp_path: Path) -> None:
     dataset = formats.load(write(tmp_path, "locomo10.json", LOCOMO))
     peers = formats.limit(dataset, categories=["1,2,3,4"])

@@ -75,6 +75,11 @@ def test_evidence_coverage_and_sizes() -> None:
     assert scoring.coverage([("t1",), ("t2",)], messages, {11}) == (False, True)
     assert scoring.coverage([("t1",)], messages, set()) == (False, False)
     assert scoring.coverage([], messages, {11}) is None
+    # Held by one record: each record's messages on its own, not their union.
+    assert scoring.held_by_one([("t1",), ("t2", "a2")], messages, [{11}, {13}]) is False
+    assert scoring.held_by_one([("t1",), ("t2", "a2")], messages, [{12}, {11, 13}]) is True
+    assert scoring.held_by_one([("t1",)], messages, []) is False
+    assert scoring.held_by_one([], messages, [{11}]) is None
     assert scoring.estimate_tokens("abcdefgh") == 2
     assert scoring.estimate_tokens("乌龙茶 tea") == 3 + 1
     assert scoring.utf8_bytes("乌") == 3
@@ -145,12 +150,16 @@ def a_run() -> RunResult:
             cost=mem,
             evidence_all=True,
             evidence_any=True,
+            evidence_one=True,
             cited_all=True,
             cited_any=True,
             recall_all=False,
             recall_any=True,
+            recall_one=False,
+            listed_one=False,
             found_all=True,
             found_any=True,
+            found_one=True,
         ),
         answer(
             MEMORY,
@@ -160,12 +169,16 @@ def a_run() -> RunResult:
             cost=mem,
             evidence_all=False,
             evidence_any=True,
+            evidence_one=False,
             cited_all=False,
             cited_any=False,
             recall_all=False,
             recall_any=False,
+            recall_one=False,
+            listed_one=False,
             found_all=False,
             found_any=True,
+            found_one=False,
         ),
         # LoCoMo's adversarial category: its own row, out of the scores and of "overall".
         answer(MEMORY, "adversarial", 0.0, cost=mem, evidence_all=False, evidence_any=False),
@@ -218,12 +231,16 @@ def test_summaries_per_system_category_and_evidence() -> None:
     assert evidence["overall"] == {
         "category": "overall",
         "questions": 2,
+        "records_one": 0.5,
         "records_all": 0.5,
         "records_any": 1.0,
         "cited_all": 0.5,
         "cited_any": 0.5,
+        "recall_one": 0.0,
+        "listed_one": 0.0,
         "recall_all": 0.0,
         "recall_any": 0.5,
+        "retrieval_one": 0.5,
         "retrieval_all": 0.5,
         "retrieval_any": 1.0,
         "block_mean_bytes": 0.0,  # these answers carried no block
@@ -240,7 +257,10 @@ def test_report_markdown_json_and_chart(tmp_path: Path) -> None:
     text = report.markdown(run)
     assert "| system | questions | EM | F1 | injected bytes/q | est. tokens/q |" in text
     assert "| prompt tokens/answer | $/answer |" in text
-    assert "| overall | 2 | 50% (100%) | 50% (50%) | 0% (50%) | 50% (100%) |" in text
+    # One record holding all the evidence, then (in brackets) all of it over several records.
+    assert "| overall | 2 | 50% (50%) | 0% (0%) | 0% | 50% (50%) | 50% | 0 / 0 |" in text
+    assert "| c | 3 | 2 | 0 | 0 | 0 | 0 |" in text  # records per conversation
+    assert "talked after it" not in text  # not a busy group
     assert "| memory | 2 | 0.500 | 0.750 |" in text
     assert "Memory vs full context: F1 -0.250" in text
     assert "| c | f1 | forgotten | 1 | 0 | 0 | 0 | pass |" in text
