@@ -76,6 +76,11 @@ SERIES: dict[str, tuple[str, str, Labels]] = {
     ),
     "requests": ("counter", "Requests closed, by outcome", {"outcome": REQUEST_OUTCOMES}),
     "recalls": ("counter", "Recalls given to a request, by what it got", {"mode": RECALL_MODES}),
+    "recall_searches": (
+        "counter",
+        "Searches run for a request's matches (a message naming nothing to look up runs none)",
+        {},
+    ),
     "tool_calls": (
         "counter",
         "Memory tool calls, by tool and outcome",
@@ -187,6 +192,7 @@ class Metrics:
         self._skipped = made["messages_skipped"]
         self._requests = made["requests"]
         self._recalls = made["recalls"]
+        self._recall_searches = made["recall_searches"][()]
         self._tools = made["tool_calls"]
         self._model_calls = made["model_calls"]
         self._tokens = made["model_tokens"]
@@ -263,6 +269,10 @@ class Metrics:
     def recall(self, mode: str) -> None:
         if self.enabled:
             self._recalls[(_one_of(mode, RECALL_MODES),)].inc()
+
+    def recall_search(self) -> None:
+        if self.enabled:
+            self._recall_searches.inc()
 
     def tool_call(self, tool: str, outcome: str) -> None:
         if self.enabled:

@@ -87,6 +87,7 @@ class Recaller:
         most = self._settings.recall_matches_max_records
         if most <= 0:
             return recalled
+        self._metrics.recall_search()
         standing, found = await self._store.search.matches(
             scope,
             query=message,
