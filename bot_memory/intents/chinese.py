@@ -284,8 +284,8 @@ _ZH_KO_VERB = (
 )
 # What is meant: a pointing word ("这个", "刚才那句"), or the speaker's own ("我的地址").
 _ZH_KO_OBJECT = (
-    r"(?:这个|这条|这句话|这句|这段话|这段|这些话|这些|这件事|这事|这点|这一点|这一条"
-    r"|那个|那条|那句话|那句|那段话|那段|那些话|那些|那件事|那事|它们|它"
+    r"(?:(?:这|那)(?:个|条|句|段|些|件|一条)(?:话|消息|内容|信息|事|事情)?|这事|那事|这点|这一点"
+    r"|它们|它|(?:刚才|刚刚|上面|之前)的"
     r"|(?:我)?(?:刚才|刚刚|之前|上面)(?:说|讲|发|写|提)的(?:那句话|那些话|话|内容|消息|那条|这条)?"
     r"|(?:刚才|刚刚|上面)(?:的)?(?:那句话|那句|那条|这条|这段|那段|这些|那些|话|内容|消息)"
     r"|上一条(?:消息)?|以上(?:的)?(?:内容|的话)?|以下(?:的)?(?:内容|话)?|下面(?:的)?(?:内容|话)?"
@@ -345,8 +345,9 @@ def _zh_keep_out_at(c: Ctx, i: int) -> Outcome:
 
 def chinese_keep_out(c: Ctx) -> Outcome:
     """ "别记这个", "这个不要记", "不要记：…", "这是隐私，别保存"."""
-    if c.standing or (c.modal and not c.polite):
-        return NO_TRIGGER  # "以后别记…": the switch's; "你能不记住吗": asks
+    if c.standing:
+        return NO_TRIGGER  # "以后别记…": a standing instruction, the switch's if anything
+    # "能不能别记这个" asks for it (a modal with a negation is a request, not a capability).
     if m := _ZH_KO_PRIVATE.match(c.head, c.pos):
         after = _zh_keep_out_at(c, m.end())
         return after if isinstance(after, MemoryRequest) else None

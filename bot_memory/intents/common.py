@@ -82,6 +82,20 @@ EMOJI = r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+"
 # "forget-me-nots" and "the remember-me checkbox" are no triggers.
 WB = r"(?![\w'\-])"
 
+
+def by_first_letter(alternatives: list[str]) -> str:
+    """One alternation of these patterns, each opening with a literal letter, grouped by that
+    letter: a regex engine that tries alternatives one by one rejects a text after trying a
+    branch per letter, not one per pattern (for the openings tried on every message)."""
+    groups: dict[str, list[str]] = {}
+    for alternative in alternatives:
+        first = alternative[0].lower()
+        if not first.isalpha():
+            raise ValueError(f"an alternative must open with a letter: {alternative!r}")
+        groups.setdefault(first, []).append(alternative[1:])
+    return "(?:" + "|".join(f"{ch}(?:{'|'.join(rest)})" for ch, rest in groups.items()) + ")"
+
+
 # ---------------------------------------------------------------------------
 # Questions and subject clean-up (bounded tail only)
 # ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from bot_memory.intents.common import (
     Miss,
     Outcome,
     as_request,
+    by_first_letter,
     norm,
     whole_rest,
 )
@@ -311,12 +312,14 @@ _EN_KO_DOWN = re.compile(rf"\s+down{WB}", _I)
 # The message meant: this one or the last one, by a pointing word ("that", "what I just
 # said"), or the speaker's own thing ("my salary") for the verbs of remembering.
 _EN_KO_POINTING = re.compile(
-    r"\s+(?P<o>(?P<forward>this|these|the\s+following)"
-    r"|(?:this|that|the\s+last|the\s+previous|my\s+last|my\s+previous)\s+"
-    r"(?:one|message|part|bit|line|sentence|answer|reply)"
+    r"\s+(?P<o>(?:this|that|these|those|the\s+last|the\s+previous|my\s+last|my\s+previous)\s+"
+    r"(?:one|message|messages|part|bit|line|sentence|answer|reply|info|information|detail"
+    r"|details|data)"
+    r"|(?P<forward>this|these|the\s+following)"
     r"|that|it|those|the\s+above|all\s+(?:of\s+)?(?:this|that)|any(?:thing)?\s+of\s+(?:this|that|it)"
     r"|(?:what|everything)\s+i\s+(?:just\s+)?(?:said|wrote|told\s+you|sent|typed|shared|mentioned)"
-    r"(?:\s+(?:here|earlier|before|above|now))?)" + WB,
+    r"(?:\s+(?:here|earlier|before|above|now))?"
+    r"(?:\s+about\s+[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,4})?)" + WB,
     _I,
 )
 _EN_KO_MINE = re.compile(r"\s+my(?:\s+(?!(?:in|to|into|from|for)\s)[^\W\d_][\w'\-]*){1,4}", _I)
@@ -329,7 +332,7 @@ _EN_KO_PLACE = re.compile(
 _EN_KO_CLAUSE = re.compile(rf"\s+that\s+(?={_CLAUSE_LEAD})", _I)
 # What this message itself says, after the request: "off the record: ...".
 _EN_KO_CONTENT = re.compile(r"\s*:\s*", _I)
-_EN_KO_CONTENT_LOOSE = re.compile(r"\s*[:,;]\s*|\s+-+\s*|-{2,}\s*", _I)
+_EN_KO_CONTENT_LOOSE = re.compile(r"\s*[:,;]\s*|\s*-+\s*", _I)
 _EN_KO_ADVERBS = re.compile(
     r"(?:,?\s+(?:for\s+(?:later|the\s+future|next\s+time|now)|forever|anywhere|permanently"
     r"|please|pls|plz|ok|okay|thanks|thank\s+you|thx|as\s+well|too|then|@[A-Za-z0-9_]{3,64})"
@@ -341,7 +344,8 @@ _EN_KO_ADVERBS = re.compile(
 _EN_KO_BOUNDARY = re.compile(r"\s*(?:[,.;:!]+|\s-+|-{2,})\s*")
 # A second thought a request not to remember may open with: "no wait, don't save that".
 _EN_KO_OPENER = re.compile(
-    r"(?:(?:no(?!\s+need)|nah|nope|wait|hmm+|um+|uh|oops|whoops|on\s+second\s+thought|actually\s+no)"
+    r"(?:(?:no(?!\s+need)|nah|nope|wait|hmm+|um+|uh|oops|whoops|on\s+second\s+thought|actually\s+no"
+    r"|never\s*mind|scratch\s+that)"
     rf"{WB}[\s,!.]*)+",
     _I,
 )
@@ -362,7 +366,7 @@ _EN_OFF_RECORD = re.compile(
     r"|(?:keep|leave|put)\s+(?:this|these|everything|all\s+(?:of\s+)?this)\s+"
     r"|let's\s+keep\s+this\s+)?"
     r"(?:(?:all|strictly|totally|completely|entirely|just|purely|also|so)\s+)*"
-    r"off[\s\-]+(?:the[\s\-]+)?record" + WB,
+    r"off[\s\-]+(?:the[\s\-]+)?record(?![\w'])",
     _I,
 )
 _EN_NOT_FOR_MEMORY = re.compile(
@@ -496,49 +500,54 @@ def english_keep_out(c: Ctx) -> Outcome:
 
 
 EN_RULES: tuple[Callable[[Ctx], Outcome], ...] = (_english_prefix_rules, _english_whole_rules)
-# First word of every English / first character of every Chinese trigger above.
-# A cheap gate so that "I can't remember ..." or a URL skips the rule chain;
-# keep it in sync when adding a trigger (the test corpus will catch a miss).
 # Where a request not to remember may start (see english_keep_out): a cheap gate, so that "I
 # can't remember ..." skips those rules; keep it in sync with their openings.
-EN_KEEP_OUT_START = re.compile(  # factored by first letter: a miss costs a letter or two
-    r"a(?:ll\s|\s+secret\s)|between"
-    + WB
-    + r"|c(?:onfidential|ompletely)"
-    + WB
-    + r"|d(?:on't|ont|o\s+n(?:ot|'t))"
-    + WB
-    + r"|e(?:verything\s|ntirely"
-    + WB
-    + ")"
-    r"|for\s+your\s|hmm+"
-    + WB
-    + r"|i(?:t(?:'s|\s+(?:is|was))\s|(?:'d|\s+would)\s+(?:like|prefer|rather)"
-    r"|\s+(?:(?:don't|do\s+not|dont)\s+(?:want|need)|(?:want|need)\s+you\s+not))"
-    r"|just\s+between|keep"
-    + WB
-    + r"|le(?:t's|ave)"
-    + WB
-    + r"|n(?:o(?:t|pe)?|ah)"
-    + WB
-    + r"|o(?:ff[\s\-]|n\s+second\s|ops"
-    + WB
-    + ")"
-    r"|p(?:ut|rivate|ersonal|rivileged|urely)"
-    + WB
-    + r"|s(?:ensitive|ecret|trictly)"
-    + WB
-    + r"|t(?:h(?:is|at|ese|ose)(?:'s|\s+(?:is|was|are|were))\s|here(?:'s|\s+is)\s+no\s"
-    r"|he\s+following\s|otally" + WB + ")"
-    r"|u(?:m+|h)" + WB + r"|w(?:ait|hoops)" + WB + r"|what\s+follows\s"
-    r"|you\s+(?:don't|do\s+not|dont|need)",
-    _I,
-)
-EN_TRIGGER_START = re.compile(
-    r"(?:remember|memori[sz]e|do|dont|don't|never|write|jot|keep|bear|make|take|note|save|store"
-    r"|add|put|forget"
-    r"|delete|remove|erase|clear|wipe|drop|turn|switch|shut|disable|deactivate|pause|suspend"
-    r"|memory|stop|enable|re-enable|reenable|activate|re-activate|reactivate|resume|unpause"
-    r"|start)" + WB,
-    _I,
-)
+_EN_KEEP_OUT_OPENINGS = [
+    r"all\s",
+    r"a\s+secret\s",
+    rf"between{WB}",
+    rf"confidential{WB}",
+    rf"completely{WB}",
+    rf"don't{WB}",
+    rf"dont{WB}",
+    rf"do\s+n(?:ot|'t){WB}",
+    r"everything\s",
+    rf"entirely{WB}",
+    r"for\s+your\s",
+    rf"hmm+{WB}",
+    r"it(?:'s|\s+(?:is|was))\s",
+    r"i(?:'d|\s+would)\s+(?:like|prefer|rather)",
+    r"i\s+(?:(?:don't|do\s+not|dont)\s+(?:want|need)|(?:want|need)\s+you\s+not)",
+    r"just\s+between",
+    rf"keep{WB}",
+    rf"let's{WB}",
+    rf"leave{WB}",
+    rf"never\s*mind{WB}",
+    rf"n(?:ot|o|ope|ah){WB}",
+    r"off[\s\-]",
+    r"on\s+second\s",
+    rf"oops{WB}",
+    rf"p(?:ut|rivate|ersonal|rivileged|urely){WB}",
+    rf"s(?:ensitive|ecret|trictly){WB}",
+    r"scratch\s+that",
+    r"th(?:is|at|ese|ose)(?:'s|\s+(?:is|was|are|were))\s",
+    r"there(?:'s|\s+is)\s+no\s",
+    r"the\s+following\s",
+    rf"totally{WB}",
+    rf"u(?:m+|h){WB}",
+    rf"w(?:ait|hoops){WB}",
+    r"what\s+follows\s",
+    r"you\s+(?:don't|do\s+not|dont|need)",
+]
+EN_KEEP_OUT_START = re.compile(by_first_letter(_EN_KEEP_OUT_OPENINGS), _I)
+# First word of every English trigger above. A cheap gate so that "I can't remember ..." or a
+# URL skips the rule chain; keep it in sync when adding a trigger (the corpus will catch a miss).
+_EN_TRIGGERS = (
+    "remember memori[sz]e do dont don't never write jot keep bear make take note save store add "
+    "put forget delete remove erase clear wipe drop turn switch shut disable deactivate pause "
+    "suspend memory stop enable re-enable reenable activate re-activate reactivate resume "
+    "unpause start"
+).split()
+EN_TRIGGER_START = re.compile(by_first_letter([w + WB for w in _EN_TRIGGERS]), _I)
+# Either, in one look (the recognizer's gate).
+EN_START = re.compile(by_first_letter(_EN_KEEP_OUT_OPENINGS + [w + WB for w in _EN_TRIGGERS]), _I)

@@ -29,6 +29,7 @@ from bot_memory.intents.common import (
 from bot_memory.intents.english import (
     EN_KEEP_OUT_START,
     EN_RULES,
+    EN_START,
     EN_SWITCH_TAIL,
     EN_TRIGGER_START,
     english_keep_out,
@@ -172,8 +173,7 @@ _PREFIX = re.compile("|".join(f"(?P<p{i}>{e.pattern})" for i, e in enumerate(_PR
 _PREFIX_BY_GROUP = {f"p{i}": entry for i, entry in enumerate(_PREFIX_TABLE)}
 
 
-_EN_START = re.compile(f"(?P<keep_out>{EN_KEEP_OUT_START.pattern})|{EN_TRIGGER_START.pattern}", _I)
-_ZH_START = re.compile(f"(?P<keep_out>{ZH_KEEP_OUT_START.pattern})|{ZH_TRIGGER_START.pattern}")
+_ZH_START = re.compile(f"{ZH_KEEP_OUT_START.pattern}|{ZH_TRIGGER_START.pattern}")
 
 
 def _command(text: str, head: str, m: re.Match[str]) -> MemoryRequest | None:
@@ -250,8 +250,7 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
     english = head[pos].isascii()
     # One look at the opening: a request not to remember ("this is private, ...", "这个别记")
     # has openings of its own, tried first; the other rules' triggers after.
-    start = (_EN_START if english else _ZH_START).match(head, pos)
-    if start is None:
+    if not (EN_START if english else _ZH_START).match(head, pos):
         return None
     # "remember that I like tea?" / "关闭记忆了吗" ask, they do not request;
     # "could you please remember that ...?" is a polite request.
@@ -259,7 +258,7 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
         return None
 
     ctx = Ctx(text, head, pos, polite, modal, you, standing)
-    if start.lastgroup == "keep_out":
+    if (EN_KEEP_OUT_START if english else ZH_KEEP_OUT_START).match(head, pos):
         outcome = (english_keep_out if english else chinese_keep_out)(ctx)
         if not isinstance(outcome, Miss):
             return outcome

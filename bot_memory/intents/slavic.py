@@ -531,8 +531,15 @@ def _ko_request(c: _Ctx, i: int) -> Outcome:
     if (o := _KO_OBJECT.match(h, i)) and (gap := _KO_SPACE.match(h, o.end())):
         j = gap.end()
         forward = _KO_FORWARD.fullmatch(o.group()) is not None
-        if (lead := _KO_LEAD.match(h, j)) and (verb := _KO_IMP.match(h, lead.end())):
-            return _ko_end(c, verb.end(), forward=forward)
+        if lead := _KO_LEAD.match(h, j):  # "это не запоминай", "можешь это не запоминать"
+            k = lead.end()
+            verb = (
+                _KO_IMP.match(h, k)
+                or (_KO_INF.match(h, k) if c.infinitive else None)
+                or (_KO_PAST.match(h, k) if c.past else None)
+            )
+            if verb is not None:
+                return _ko_end(c, verb.end(), forward=forward)
         if (verb := _KO_INF.match(h, j)) and (need := _KO_SPACE_NEED_NOT.match(h, verb.end())):
             return _ko_end(c, need.end(), forward=forward)
         if (need := _KO_NEED_NOT.match(h, j)) and (verb := _KO_INF.match(h, need.end())):
