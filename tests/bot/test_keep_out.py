@@ -141,9 +141,13 @@ async def test_dont_remember_that_in_four_languages(env: Env) -> None:
             assert text not in kept, (s.code, text)
         assert s.statement in sources and s.fact in sources, s.code
 
+    # The /memory screen lists records only: the one made of what was not kept out.
+    en = SPEAKERS[0]
+    _, screen = await say(env, chat_id=en.user, user_id=en.user, text="/memory")
+    assert "1 memory" in screen and "5000" not in screen and "4412" not in screen
+
     # A later prompt does not bring it back either: neither as memory nor as recent history.
     before = len(env.llm.chat_requests())
-    en = SPEAKERS[0]
     await say(env, chat_id=en.user, user_id=en.user, text="what do you know about my money?")
     prompt = json.dumps(env.llm.chat_requests()[before:], ensure_ascii=False)
     assert "green tea" in prompt
