@@ -470,11 +470,14 @@ class Memory:
         gate: Gate | None = None,
         who: Membership | None = None,
         memory_id: str | None = None,
+        replied_to: int | None = None,
         now: datetime | None = None,
     ) -> ControlResult:
         """Carry out a recognized memory request, checking who may, now: with `gate` (default:
         the speaker's own) asked now, or as `who`, a standing the caller settled already
-        (control.carry_out says how an admin-only action is granted)."""
+        (control.carry_out says how an admin-only action is granted). `replied_to`: Telegram's
+        ID of the message the request replies to, which a "don't remember that" means (without
+        one it means the speaker's previous message in the chat or Topic)."""
         return await control.carry_out(
             self.store,
             self.access,
@@ -484,5 +487,6 @@ class Memory:
             gate=gate,
             who=who,
             memory_id=memory_id,
+            replied_to=replied_to,
             now=now,
         )

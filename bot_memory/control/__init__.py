@@ -1,6 +1,6 @@
-"""Control: what a user asks of memory itself (remember, forget, on and off). `rules` says who
-may do what and which records a "forget X" names (plain functions); `actions` carries requests
-out in the workspace transaction, with what each one reaches.
+"""Control: what a user asks of memory itself (remember, forget, keep a message out, on and
+off). `rules` says who may do what and which records a "forget X" names (plain functions);
+`actions` carries requests out in the workspace transaction, with what each one reaches.
 
 `__all__` is what the other stages and the adapter may use; the rest is the package's own.
 """
@@ -13,6 +13,7 @@ from bot_memory.control.rules import (
     Outcome,
     acting,
     may_forget,
+    may_keep_out,
     may_toggle,
     note_subject,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "forget_preview",
     "forget_record",
     "may_forget",
+    "may_keep_out",
     "may_toggle",
     "note_subject",
     "switch",

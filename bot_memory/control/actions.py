@@ -20,6 +20,7 @@ from bot_memory.control.rules import (
     acting,
     matches,
     may_forget,
+    may_keep_out,
     may_toggle,
     mentions,
     note_subject,
@@ -48,7 +49,7 @@ log = get_logger(__name__)
 NOTE_TITLE_CHARS = 60
 
 
-# --- the four actions -----------------------------------------------------------------------
+# --- the actions ------------------------------------------------------------------------------
 
 
 async def apply(
@@ -61,8 +62,11 @@ async def apply(
     model: str,
     memory_id: str | None = None,
     title: str | None = None,
+    replied_to: int | None = None,
     now: datetime | None = None,
 ) -> ControlResult:
+    """`replied_to`: Telegram's ID of the message the request replies to (what a "don't
+    remember that" means)."""
     now = now or datetime.now(UTC)
     scope = source.scope
     if not who.member:
@@ -83,6 +87,8 @@ async def apply(
                 who,
                 now,
             )
+        if request.action == "keep_out":  # works while memory is off, as forgetting does
+            return await _keep_out(tx, source, request, replied_to, who, now)
         # Forgetting works while memory is off: what is stored can always be removed.
         subject = request.subject
         if memory_id:  # one record named: read that one, not the whole scope
@@ -104,6 +110,7 @@ async def carry_out(
     gate: Gate | None = None,
     who: Membership | None = None,
     memory_id: str | None = None,
+    replied_to: int | None = None,
     now: datetime | None = None,
 ) -> ControlResult:
     """A recognized memory request carried out, checking who may, now (Memory.control).
@@ -123,6 +130,7 @@ async def carry_out(
             provider=pin.provider,
             model=pin.model,
             memory_id=memory_id,
+            replied_to=replied_to,
             now=now,
         )
 
@@ -284,6 +292,60 @@ def _note(
         created_at=now,
         last_used_at=now,
     )
+
+
+async def _keep_out(
+    tx: WorkspaceTx,
+    source: SourceMessage,
+    request: MemoryRequest,
+    replied_to: int | None,
+    who: Membership,
+    now: datetime,
+) -> ControlResult:
+    """ "Don't remember that": the request and the exchange it means (the one replied to, or
+    the speaker's previous one; none when the request carries its own words, "off the record:
+    ...") become tombstones, with their answers, so no extraction, chat history or later prompt
+    uses them. Whose exchange it is decides who may (`may_keep_out`). Records already built on
+    them (extracted before, or a note) are forgotten with them, by the rules and the reach of
+    a forget: refused whole when that would take someone else's memory."""
+    scope = source.scope
+    actor = source.speaker_id
+    doomed = {source.message_id}
+    requests = [source.request_id]
+    if not request.subject:
+        meant = await tx.forgetting.exchange_meant(
+            scope.key,
+            request_id=source.request_id,
+            speaker_id=actor,
+            thread_id=source.thread_id,
+            replied_to=None if replied_to is None else (scope.bot_id, scope.chat_id, replied_to),
+        )
+        if meant is not None:
+            if not may_keep_out(meant.speaker_id, scope, actor, who):
+                return ControlResult("keep_out", "not_allowed")
+            doomed |= meant.message_ids
+            requests.append(meant.request_id)
+    reached: list[MemoryRecord] = []
+    built = [r.id for r in await tx.dependents(doomed) if r.valid and r.scope_key == scope.key]
+    if built:
+        flag = (source.request_id, _asker(scope, actor, who))
+        reach = await _reach(tx, scope, built, "", flag=flag)
+        refused = [r.id for r in reach.reached if r.valid and not may_forget(r, scope, actor, who)]
+        if refused:
+            tx.undo()
+            return ControlResult("keep_out", "cascade_not_allowed", refused)
+        reached = reach.reached
+        doomed |= _all_messages(reached) | reach.answers
+    await tx.forgetting.keep_out(
+        scope.key, reached, doomed, requests, rearm_at=now if reached else None
+    )
+    log.info(
+        "memory.kept_out",
+        scope=scope.key,
+        messages=sorted(doomed),
+        forgotten=[r.id for r in reached],
+    )
+    return ControlResult("keep_out", "kept_out", [r.id for r in reached])
 
 
 async def _forget(

@@ -32,6 +32,7 @@ Outcome = Literal[
     "unavailable",
     "mismatch",
     "source_changed",  # remember: the message was edited, erased or removed since received
+    "kept_out",  # "don't remember that": the messages meant stay out of memory
 ]
 
 
@@ -43,7 +44,7 @@ class ControlResult:
 
     @property
     def changed(self) -> bool:
-        return self.outcome in ("remembered", "forgotten", "enabled", "disabled")
+        return self.outcome in ("remembered", "forgotten", "enabled", "disabled", "kept_out")
 
 
 # --- authorization (pure) -----------------------------------------------------------------------
@@ -80,6 +81,14 @@ def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membershi
     if scope.is_private:
         return scope.user_id == actor_id or who.admin
     return who.admin or (bool(record.speaker_ids) and set(record.speaker_ids) == {actor_id})
+
+
+def may_keep_out(speaker_id: int, scope: Scope, actor_id: int, who: Membership) -> bool:
+    """Who may keep an exchange out of memory: its speaker, the private chat's user, an admin
+    (as forgetting: what someone else said is theirs)."""
+    if scope.is_private:
+        return scope.user_id == actor_id or who.admin
+    return who.admin or speaker_id == actor_id
 
 
 # --- literal matching for "forget X" ---------------------------------------------------------

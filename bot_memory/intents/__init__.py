@@ -7,6 +7,10 @@ conservative:
   "forget"/"disable" destroys or hides memory.  Every rule therefore
   *whitelists* the shapes it accepts, and anything else -- questions, reported
   speech, idioms, negations, other things being switched -- returns ``None``.
+* A request not to remember ("don't remember that", "off the record: ...", "别记这个", «не
+  запоминай это») is a ``keep_out``: its subject is empty when it points at another message
+  (the one replied to, or the speaker's previous one), and is the message's own words when the
+  request opens it. Statements ("I don't remember that"), questions and quotes stay None.
 * Requests start at the beginning of the message, after optional prefixes (an
   ``@mention``, a greeting, a time adverbial, a polite form: "hey bot, from now
   on please ..."), so triggers are only looked for in a bounded head of the

@@ -268,7 +268,97 @@ def _chinese_whole_rules(c: Ctx) -> Outcome:
     return NO_TRIGGER
 
 
+# --- keeping out: "别记这个", "这个不要记", "这是隐私，别保存" ------------------------------
+
+# A negation that asks ("别", "不要", "不用"); never "不再" (no longer keep: a forget) or a bare
+# "不" ("不记得" is "(I) don't remember").
+_ZH_KO_NEG = (
+    r"(?:千万|可|就|也|都|请|麻烦)?(?:别|不要|不用|不必|甭|无需|无须|请勿|勿|不需要|没必要)(?!再)"
+)
+# Verbs of keeping. A bare 记 is not "记错" (misremember), "记仇/记恨" (hold a grudge), "记挂"
+# (miss), "记在心上" (take to heart) or "记得" (recall).
+_ZH_KO_VERB = (
+    r"(?:(?:记|保存|存|写|放|加|录)(?:进|到|入)(?:你的)?(?:长期)?记忆(?:里|中|里面)?"
+    r"|记住|记下来|记下|记录下来|记录|记着|保存下来|保存|存下来|存起来|存档|存储|录入|写下来|写下"
+    r"|记(?![错仇恨挂性忆得号账者住下着在进到录])|存(?![钱款货疑活进到入]))"
+)
+# What is meant: a pointing word ("这个", "刚才那句"), or the speaker's own ("我的地址").
+_ZH_KO_OBJECT = (
+    r"(?:(?:这|那)(?:个|条|句|段|些|件|一条)(?:话|消息|内容|信息|事|事情)?|这事|那事|这点|这一点"
+    r"|它们|它|(?:刚才|刚刚|上面|之前)的"
+    r"|(?:我)?(?:刚才|刚刚|之前|上面)(?:说|讲|发|写|提)的(?:那句话|那些话|话|内容|消息|那条|这条)?"
+    r"|(?:刚才|刚刚|上面)(?:的)?(?:那句话|那句|那条|这条|这段|那段|这些|那些|话|内容|消息)"
+    r"|上一条(?:消息)?|以上(?:的)?(?:内容|的话)?|以下(?:的)?(?:内容|话)?|下面(?:的)?(?:内容|话)?"
+    r"|我说的这些|我的[^\s,，。.!！?？:：、~了哦啊吧呀哈不别]{1,8})"
+)
+_ZH_KO_TAIL = r"[了哦噢啊啦吧呀哈喔嘛喽咯哟]*"
+# "别把这个记下来", "别记这个", "不要记住", "我不想让你记住这个".
+_ZH_KO_ASK = re.compile(
+    rf"(?:我(?:不想|不希望|不要|不愿意|不需要)(?:让|叫)?(?:你|您)(?:去)?|{_ZH_KO_NEG}(?:给我)?)"
+    rf"(?:把(?P<ba>{_ZH_KO_OBJECT})(?:给)?)?(?P<verb>{_ZH_KO_VERB})(?:给我)?"
+    rf"(?P<object>{_ZH_KO_OBJECT})?{_ZH_KO_TAIL}"
+)
+# "这个不要记", "我的地址别存了".
+_ZH_KO_TOPIC = re.compile(
+    rf"(?P<object>{_ZH_KO_OBJECT})(?:就|也|都|可|千万)?(?:[,，]\s*)?(?:请|麻烦你)?(?:你)?"
+    rf"{_ZH_KO_NEG}(?:给我)?(?P<verb>{_ZH_KO_VERB}){_ZH_KO_TAIL}"
+)
+# "这是隐私，别记": discretion asked first.
+_ZH_KO_PRIVATE = re.compile(
+    r"(?:(?:这|这个|这些|这件事|那|那个|以上|刚才说的)(?:是|属于|算是|都是))?(?:我的)?(?:个人)?"
+    r"(?:隐私|私事|私人的事|私人信息|私人问题|秘密|机密|私下说的话?|悄悄话|私密的事|私密信息)"
+    r"(?:哦|啊|啦|呀)?\s*[,，.。!！;；]\s*(?:所以|那就|就)?(?:请|麻烦)?(?:你)?"
+)
+_ZH_KO_CONTENT = re.compile(r"\s*[:：]\s*")
+_ZH_KO_BOUNDARY = re.compile(r"\s*[,，.。!！;；~]\s*")
+
+
+def _zh_keep_out_end(c: Ctx, m: re.Match[str], *, forward: bool) -> Outcome:
+    """After "别记这个" etc.: this message's own words after a colon when the request points
+    forward ("以下不要记：…", "不要记：…"), else only an end or a brief remark after a stop."""
+    i = m.end()
+    if forward and (content := _ZH_KO_CONTENT.match(c.head, i)):
+        subject = c.subject_from(content.end())
+        if subject:
+            return MemoryRequest("keep_out", "zh", subject)
+    if not c.subject_from(i):
+        return MemoryRequest("keep_out", "zh", "")
+    if _ZH_KO_BOUNDARY.match(c.head, i) or i >= len(c.head):
+        return MemoryRequest("keep_out", "zh", "")  # "别记这个，没什么"
+    return None  # "别记这个公式", "不要记住我"
+
+
+def _zh_forward(m: re.Match[str], *groups: str) -> bool:
+    """Whether a request points at what follows (no object, or 以下/下面)."""
+    objects = [m.group(g) for g in groups if m.group(g) is not None]
+    return all(o.startswith(("以下", "下面")) for o in objects)
+
+
+def _zh_keep_out_at(c: Ctx, i: int) -> Outcome:
+    head = c.head
+    if m := _ZH_KO_ASK.match(head, i):
+        return _zh_keep_out_end(c, m, forward=_zh_forward(m, "ba", "object"))
+    if m := _ZH_KO_TOPIC.match(head, i):
+        return _zh_keep_out_end(c, m, forward=_zh_forward(m, "object"))
+    return NO_TRIGGER
+
+
+def chinese_keep_out(c: Ctx) -> Outcome:
+    """ "别记这个", "这个不要记", "不要记：…", "这是隐私，别保存"."""
+    if c.standing:
+        return NO_TRIGGER  # "以后别记…": a standing instruction, the switch's if anything
+    # "能不能别记这个" asks for it (a modal with a negation is a request, not a capability).
+    if m := _ZH_KO_PRIVATE.match(c.head, c.pos):
+        after = _zh_keep_out_at(c, m.end())
+        return after if isinstance(after, MemoryRequest) else None
+    return _zh_keep_out_at(c, c.pos)
+
+
 ZH_RULES: tuple[Callable[[Ctx], Outcome], ...] = (_chinese_prefix_rules, _chinese_whole_rules)
 ZH_TRIGGER_START = re.compile(
     r"[记帮替给别不千可忘把删清抹移去从关停禁暂开打启恢重再在这本该此当先保存添加放写牢]"
+)
+# Where a request not to remember may start (see chinese_keep_out).
+ZH_KEEP_OUT_START = re.compile(
+    r"[别不甭无勿千可就也都这那它刚之上以下隐私秘机个]|请勿|没必要|我(?:不想|不希望|不要|不愿意|不需要|的|刚|说)"
 )

@@ -8,7 +8,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Action = Literal["remember", "forget", "enable", "disable"]
+# "keep_out": a request not to remember ("don't remember that", "off the record: ..."). Its
+# subject is empty when it points at another message (the one replied to, or the speaker's
+# previous one), and is what the message itself says when the request opens it.
+Action = Literal["remember", "forget", "enable", "disable", "keep_out"]
 Language = Literal["en", "zh", "ru", "uk"]
 
 
@@ -33,7 +36,7 @@ WHOLE_MAX = 300
 _TRAD_TO_SIMP = (
     "記记憶忆關关閉闭開开啟启啓启刪删別别請请幫帮這这個个還还說说過过於于復复"
     "謝谢嗎吗們们從从裡里裏里錄录條条點点來来給给讓让煩烦勞劳駕驾對对剛刚後后"
-    "暫暂萬万會会為为麼么訴诉著着"
+    "暫暂萬万會会為为麼么訴诉著着話话寫写進进隱隐儲储機机"
 )
 
 
@@ -78,6 +81,20 @@ EMOJI = r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+"
 # End of an English word.  Apostrophes and hyphens belong to the word, so
 # "forget-me-nots" and "the remember-me checkbox" are no triggers.
 WB = r"(?![\w'\-])"
+
+
+def by_first_letter(alternatives: list[str]) -> str:
+    """One alternation of these patterns, each opening with a literal letter, grouped by that
+    letter: a regex engine that tries alternatives one by one rejects a text after trying a
+    branch per letter, not one per pattern (for the openings tried on every message)."""
+    groups: dict[str, list[str]] = {}
+    for alternative in alternatives:
+        first = alternative[0].lower()
+        if not first.isalpha():
+            raise ValueError(f"an alternative must open with a letter: {alternative!r}")
+        groups.setdefault(first, []).append(alternative[1:])
+    return "(?:" + "|".join(f"{ch}(?:{'|'.join(rest)})" for ch, rest in groups.items()) + ")"
+
 
 # ---------------------------------------------------------------------------
 # Questions and subject clean-up (bounded tail only)
@@ -172,6 +189,8 @@ class Ctx:
     polite: bool
     modal: bool
     you: bool = False  # opened with a bare "你": may be a statement about the bot
+    # Opened with "from now on" / "以后": a standing instruction, never about one message.
+    standing: bool = False
 
     @property
     def soft(self) -> bool:

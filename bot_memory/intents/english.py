@@ -11,8 +11,10 @@ from bot_memory.intents.common import (
     WB,
     Ctx,
     MemoryRequest,
+    Miss,
     Outcome,
     as_request,
+    by_first_letter,
     norm,
     whole_rest,
 )
@@ -277,15 +279,275 @@ def _english_whole_rules(c: Ctx) -> Outcome:
     return NO_TRIGGER
 
 
-EN_RULES: tuple[Callable[[Ctx], Outcome], ...] = (_english_prefix_rules, _english_whole_rules)
-# First word of every English / first character of every Chinese trigger above.
-# A cheap gate so that "I can't remember ..." or a URL skips the rule chain;
-# keep it in sync when adding a trigger (the test corpus will catch a miss).
-EN_TRIGGER_START = re.compile(
-    r"(?:remember|memori[sz]e|do|dont|don't|never|write|jot|keep|bear|make|take|note|save|store"
-    r"|add|put|forget"
-    r"|delete|remove|erase|clear|wipe|drop|turn|switch|shut|disable|deactivate|pause|suspend"
-    r"|memory|stop|enable|re-enable|reenable|activate|re-activate|reactivate|resume|unpause"
-    r"|start)" + WB,
+# ---------------------------------------------------------------------------
+# Keeping out: "don't remember that", "off the record: ...", "this is private, don't save it"
+# ---------------------------------------------------------------------------
+
+# What a request not to remember opens with (after the prefixes): a negation of a verb of
+# keeping, or a phrase that asks for discretion. "don't" alone may be a statement with its "I"
+# dropped ("don't remember that at all"), so after it an object is required and only a brief
+# remark may follow; the other leads cannot be statements.
+_EN_KO_LEAD = re.compile(
+    r"(?P<neg>(?:do\s+not|don't|dont|do\s+n't)(?:\s+ever)?\s+)"
+    r"|(?P<not>not\s+)"  # after a polite prefix: "could you please not save this"
+    r"|(?:there's\s+|there\s+is\s+)?no\s+need\s+to\s+"
+    r"|you\s+(?:don't|do\s+not|dont)\s+(?:need|have)\s+to\s+|you\s+need(?:n't|\s+not)\s+"
+    r"|i\s+(?:don't|do\s+not|dont)\s+(?:want|need)\s+you\s+to\s+"
+    r"|i\s+(?:want|need)\s+you\s+not\s+to\s+"
+    r"|i(?:'d|\s+would)\s+(?:like|prefer)\s+(?:it\s+if\s+)?you\s+"
+    r"(?:not\s+to|didn't|did\s+not|wouldn't|would\s+not)\s+"
+    r"|i(?:'d|\s+would)\s+rather\s+you\s+(?:didn't|did\s+not|not)\s+"
+    r"|let's\s+not\s+",
     _I,
 )
+# Verbs that keep something as it stands ("don't save this"), with a place that may follow.
+_EN_KO_KEEP = re.compile(rf"(?:remember|memori[sz]e|save|store|record){WB}", _I)
+_EN_KO_RECALL = re.compile(r"remember|memori[sz]e", _I)
+# Verbs that keep only with a memory named: "don't put that in your memory".
+_EN_KO_INTO = re.compile(rf"(?:keep|add|put|include|commit|enter|save|store|write){WB}", _I)
+# "don't write that down", "don't note this".
+_EN_KO_WRITE = re.compile(rf"(?:write|jot|note){WB}", _I)
+_EN_KO_NOTE_OF = re.compile(rf"(?:make|take)\s+(?:a\s+)?(?:mental\s+)?note\s+of{WB}", _I)
+_EN_KO_DOWN = re.compile(rf"\s+down{WB}", _I)
+# The message meant: this one or the last one, by a pointing word ("that", "what I just
+# said"), or the speaker's own thing ("my salary") for the verbs of remembering.
+_EN_KO_POINTING = re.compile(
+    r"\s+(?P<o>(?:this|that|these|those|the\s+last|the\s+previous|my\s+last|my\s+previous)\s+"
+    r"(?:one|message|messages|part|bit|line|sentence|answer|reply|info|information|detail"
+    r"|details|data)"
+    r"|(?P<forward>this|these|the\s+following)"
+    r"|that|it|those|the\s+above|all\s+(?:of\s+)?(?:this|that)|any(?:thing)?\s+of\s+(?:this|that|it)"
+    r"|(?:what|everything)\s+i\s+(?:just\s+)?(?:said|wrote|told\s+you|sent|typed|shared|mentioned)"
+    r"(?:\s+(?:here|earlier|before|above|now))?"
+    r"(?:\s+about\s+[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,4})?)" + WB,
+    _I,
+)
+_EN_KO_MINE = re.compile(r"\s+my(?:\s+(?!(?:in|to|into|from|for)\s)[^\W\d_][\w'\-]*){1,4}", _I)
+_EN_KO_PLACE = re.compile(
+    r"\s+(?:in|to|into|from|for)\s+(?:your\s+|the\s+|my\s+)?(?:long[- ]term\s+)?memory"
+    r"(?:\s+bank)?" + WB,
+    _I,
+)
+# "don't remember that I'm pregnant": what is not to be remembered is this message's own.
+_EN_KO_CLAUSE = re.compile(rf"\s+that\s+(?={_CLAUSE_LEAD})", _I)
+# What this message itself says, after the request: "off the record: ...".
+_EN_KO_CONTENT = re.compile(r"\s*:\s*", _I)
+_EN_KO_CONTENT_LOOSE = re.compile(r"\s*[:,;]\s*|\s*-+\s*", _I)
+_EN_KO_ADVERBS = re.compile(
+    r"(?:,?\s+(?:for\s+(?:later|the\s+future|next\s+time|now)|forever|anywhere|permanently"
+    r"|please|pls|plz|ok|okay|thanks|thank\s+you|thx|as\s+well|too|then|@[A-Za-z0-9_]{3,64})"
+    + WB
+    + ")*",
+    _I,
+)
+# A brief remark may follow the request ("don't remember that, it's nothing"), after a stop.
+_EN_KO_BOUNDARY = re.compile(r"\s*(?:[,.;:!]+|\s-+|-{2,})\s*")
+# A second thought a request not to remember may open with: "no wait, don't save that".
+_EN_KO_OPENER = re.compile(
+    r"(?:(?:no(?!\s+need)|nah|nope|wait|hmm+|um+|uh|oops|whoops|on\s+second\s+thought|actually\s+no"
+    r"|never\s*mind|scratch\s+that)"
+    rf"{WB}[\s,!.]*)+",
+    _I,
+)
+# ... but not one that shows "don't remember that" was "I don't remember that".
+_EN_KO_STATEMENT = re.compile(
+    r"(?:sorry|tbh|honestly|to\s+be\s+honest|no\s+idea|not\s+sure|maybe|must\s+have"
+    r"|i\s+(?:think|guess|forgot|mean)|i'm\s+afraid|was\s+it|were\s+(?:we|you)|did\s+(?:i|you|we)"
+    r"|do\s+you|can\s+you|could\s+you|help|what|who|when|where|why|how|which|lol|lmao|haha"
+    r"|either|at\s+all|anymore"
+    r"|never|myself)" + WB,
+    _I,
+)
+_EN_OFF_RECORD = re.compile(
+    r"(?:(?P<back>(?:that|it|those)(?:'s|\s+is|\s+was|\s+were|\s+are)\s+"
+    r"|(?:keep|leave|put)\s+(?:that|it|those)\s+|let's\s+keep\s+(?:that|it)\s+)"
+    r"|(?:this|these|everything|all\s+(?:of\s+)?this|what\s+follows|the\s+following)"
+    r"(?:'s|\s+is|\s+was|\s+are)?\s+"
+    r"|(?:keep|leave|put)\s+(?:this|these|everything|all\s+(?:of\s+)?this)\s+"
+    r"|let's\s+keep\s+this\s+)?"
+    r"(?:(?:all|strictly|totally|completely|entirely|just|purely|also|so)\s+)*"
+    r"off[\s\-]+(?:the[\s\-]+)?record(?![\w'])",
+    _I,
+)
+_EN_NOT_FOR_MEMORY = re.compile(
+    r"(?:(?P<back>(?:that|it)(?:'s|\s+is|\s+was)\s+)|(?:this|these)(?:'s|\s+is|\s+are)\s+)?"
+    r"not\s+(?:for\s+(?:your\s+|the\s+)?memory"
+    r"|to\s+be\s+(?:remembered|saved|stored|recorded|kept|memori[sz]ed))" + WB,
+    _I,
+)
+_EN_KEEP_OUT_OF = re.compile(
+    r"(?:keep|leave)\s+(?:(?P<forward>this|these)|that|it|those|all\s+(?:of\s+)?(?:this|that)"
+    r"|everything)\s+out\s+of\s+(?:your\s+|the\s+|my\s+)?(?:long[- ]term\s+)?memory"
+    r"(?:\s+bank)?" + WB,
+    _I,
+)
+# "this is private, don't save it": discretion asked, and then a request not to keep.
+_EN_PRIVATE = re.compile(
+    r"(?:(?:this|that|it|these|those)(?:'s|\s+is|\s+was|\s+are)\s+"
+    r"(?:(?:very|really|quite|pretty|super|strictly|kind\s+of|kinda|a\s+bit|totally|completely"
+    r"|extremely|highly)\s+)?)?"
+    r"(?:private|personal|confidential|sensitive|secret|a\s+secret|privileged"
+    r"|(?:just\s+)?between\s+(?:us|you\s+and\s+me|the\s+two\s+of\s+us)|for\s+your\s+eyes\s+only"
+    r"|not\s+for\s+sharing)"
+    r"(?:\s+(?:stuff|info|information|data|details|matter|business))?"
+    r"\s*(?:[,.;:!]+|\s-+)\s*(?:(?:so|and|thus|hence|therefore)\s+)?(?:please\s+|pls\s+|kindly\s+)?",
+    _I,
+)
+
+
+def _en_kept_out(subject: str) -> MemoryRequest:
+    return MemoryRequest("keep_out", "en", subject)
+
+
+def _en_keep_out_end(c: Ctx, i: int, *, forward: bool, loose: bool = False) -> Outcome:
+    """What follows a request not to remember, ending at `i`: this message's own words after a
+    colon (a forward request: "off the record: ..."), or nothing but a brief remark."""
+    head = c.head
+    if forward:
+        content = (_EN_KO_CONTENT_LOOSE if loose else _EN_KO_CONTENT).match(head, i)
+        if content is not None and (subject := c.subject_from(content.end())):
+            return _en_kept_out(subject)
+    adverbs = _EN_KO_ADVERBS.match(head, i)
+    j = adverbs.end() if adverbs else i
+    if not c.subject_from(j):
+        return _en_kept_out("")
+    after = norm(c.text[j : j + 200])
+    stop = _EN_KO_BOUNDARY.match(after)
+    if stop is None:
+        return None  # "don't remember that guy", "don't remember that at all"
+    if not c.polite and _EN_KO_STATEMENT.match(after, stop.end()):
+        return None  # "don't remember that, sorry": "I" dropped
+    return _en_kept_out("")
+
+
+def _en_keep_out_verb(c: Ctx, i: int, *, bare: bool) -> Outcome:
+    """After a lead ("don't", "no need to", ...): the verb of keeping and what it points at.
+    `bare`: the lead was a plain "don't" (no polite form), which needs an object."""
+    head = c.head
+    if m := _EN_KO_NOTE_OF.match(head, i):
+        o = _EN_KO_POINTING.match(head, m.end())
+        if o is None:
+            return None
+        return _en_keep_out_end(c, o.end(), forward=o.group("forward") is not None)
+    if m := _EN_KO_KEEP.match(head, i):
+        j = m.end()
+        if clause := _EN_KO_CLAUSE.match(head, j):
+            return _en_kept_out(c.subject_from(clause.end()))  # "don't remember that I ..."
+        if content := _EN_KO_CONTENT.match(head, j):  # "don't remember: ..."
+            subject = c.subject_from(content.end())
+            return _en_kept_out(subject) if subject else None
+        forward = True
+        if o := _EN_KO_POINTING.match(head, j):
+            j, forward = o.end(), o.group("forward") is not None
+        elif (o := _EN_KO_MINE.match(head, j)) and not (bare and _EN_KO_RECALL.match(m.group())):
+            j, forward = o.end(), False  # not "don't remember my password": "I" dropped
+        elif bare:
+            return None  # "don't remember", "don't save money"
+        if place := _EN_KO_PLACE.match(head, j):
+            j = place.end()
+        return _en_keep_out_end(c, j, forward=forward)
+    if m := _EN_KO_INTO.match(head, i):
+        o = _EN_KO_POINTING.match(head, m.end()) or _EN_KO_MINE.match(head, m.end())
+        place = _EN_KO_PLACE.match(head, o.end()) if o else None
+        if o is not None and place is not None:  # "don't put that in your memory"
+            forward = o.re is _EN_KO_POINTING and o.group("forward") is not None
+            return _en_keep_out_end(c, place.end(), forward=forward)
+        if not _EN_KO_WRITE.match(head, i):
+            return None
+    if m := _EN_KO_WRITE.match(head, i):
+        o = _EN_KO_POINTING.match(head, m.end())
+        if o is None:
+            return None
+        j = o.end()
+        if down := _EN_KO_DOWN.match(head, j):
+            j = down.end()
+        elif m.group().lower() != "note":
+            return None  # "don't write that" (a reply, not a note)
+        return _en_keep_out_end(c, j, forward=o.group("forward") is not None)
+    return NO_TRIGGER  # "don't forget that ..." is the remember rules'
+
+
+def _en_keep_out_request(c: Ctx, i: int) -> Outcome:
+    """A request not to remember, starting at `i` (no discretion phrase before it)."""
+    head = c.head
+    if m := _EN_OFF_RECORD.match(head, i):
+        back = m.group("back") is not None
+        return _en_keep_out_end(c, m.end(), forward=not back, loose=True)
+    if m := _EN_NOT_FOR_MEMORY.match(head, i):
+        return _en_keep_out_end(c, m.end(), forward=m.group("back") is None)
+    if m := _EN_KEEP_OUT_OF.match(head, i):
+        return _en_keep_out_end(c, m.end(), forward=m.group("forward") is not None)
+    lead = _EN_KO_LEAD.match(head, i)
+    if lead is None or (lead.group("not") is not None and not c.polite):
+        return NO_TRIGGER
+    return _en_keep_out_verb(c, lead.end(), bare=lead.group("neg") is not None and not c.polite)
+
+
+def english_keep_out(c: Ctx) -> Outcome:
+    """ "don't remember that", "off the record: ...", "this is private, don't save it"."""
+    if c.standing or (c.modal and not c.polite):
+        return NO_TRIGGER  # "from now on, don't ...": the switch's; "can you not ...?" asks
+    pos = c.pos
+    if opener := _EN_KO_OPENER.match(c.head, pos):
+        pos = opener.end()
+    if m := _EN_PRIVATE.match(c.head, pos):
+        after = _en_keep_out_request(
+            Ctx(c.text, c.head, m.end(), polite=True, modal=False), m.end()
+        )
+        return after if isinstance(after, MemoryRequest) else None
+    outcome = _en_keep_out_request(c, pos)
+    return NO_TRIGGER if opener and isinstance(outcome, Miss) else outcome
+
+
+EN_RULES: tuple[Callable[[Ctx], Outcome], ...] = (_english_prefix_rules, _english_whole_rules)
+# Where a request not to remember may start (see english_keep_out): a cheap gate, so that "I
+# can't remember ..." skips those rules; keep it in sync with their openings.
+_EN_KEEP_OUT_OPENINGS = [
+    r"all\s",
+    r"a\s+secret\s",
+    rf"between{WB}",
+    rf"confidential{WB}",
+    rf"completely{WB}",
+    rf"don't{WB}",
+    rf"dont{WB}",
+    rf"do\s+n(?:ot|'t){WB}",
+    r"everything\s",
+    rf"entirely{WB}",
+    r"for\s+your\s",
+    rf"hmm+{WB}",
+    r"it(?:'s|\s+(?:is|was))\s",
+    r"i(?:'d|\s+would)\s+(?:like|prefer|rather)",
+    r"i\s+(?:(?:don't|do\s+not|dont)\s+(?:want|need)|(?:want|need)\s+you\s+not)",
+    r"just\s+between",
+    rf"keep{WB}",
+    rf"let's{WB}",
+    rf"leave{WB}",
+    rf"never\s*mind{WB}",
+    rf"n(?:ot|o|ope|ah){WB}",
+    r"off[\s\-]",
+    r"on\s+second\s",
+    rf"oops{WB}",
+    rf"p(?:ut|rivate|ersonal|rivileged|urely){WB}",
+    rf"s(?:ensitive|ecret|trictly){WB}",
+    r"scratch\s+that",
+    r"th(?:is|at|ese|ose)(?:'s|\s+(?:is|was|are|were))\s",
+    r"there(?:'s|\s+is)\s+no\s",
+    r"the\s+following\s",
+    rf"totally{WB}",
+    rf"u(?:m+|h){WB}",
+    rf"w(?:ait|hoops){WB}",
+    r"what\s+follows\s",
+    r"you\s+(?:don't|do\s+not|dont|need)",
+]
+EN_KEEP_OUT_START = re.compile(by_first_letter(_EN_KEEP_OUT_OPENINGS), _I)
+# First word of every English trigger above. A cheap gate so that "I can't remember ..." or a
+# URL skips the rule chain; keep it in sync when adding a trigger (the corpus will catch a miss).
+_EN_TRIGGERS = (
+    "remember memori[sz]e do dont don't never write jot keep bear make take note save store add "
+    "put forget delete remove erase clear wipe drop turn switch shut disable deactivate pause "
+    "suspend memory stop enable re-enable reenable activate re-activate reactivate resume "
+    "unpause start"
+).split()
+EN_TRIGGER_START = re.compile(by_first_letter([w + WB for w in _EN_TRIGGERS]), _I)
+# Either, in one look (the recognizer's gate).
+EN_START = re.compile(by_first_letter(_EN_KEEP_OUT_OPENINGS + [w + WB for w in _EN_TRIGGERS]), _I)

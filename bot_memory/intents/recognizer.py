@@ -6,7 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot_memory.intents.chinese import ZH_RULES, ZH_TRIGGER_START
+from bot_memory.intents.chinese import (
+    ZH_KEEP_OUT_START,
+    ZH_RULES,
+    ZH_TRIGGER_START,
+    chinese_keep_out,
+)
 from bot_memory.intents.common import (
     CJK,
     EMOJI,
@@ -21,7 +26,14 @@ from bot_memory.intents.common import (
     is_question,
     norm,
 )
-from bot_memory.intents.english import EN_RULES, EN_SWITCH_TAIL, EN_TRIGGER_START
+from bot_memory.intents.english import (
+    EN_KEEP_OUT_START,
+    EN_RULES,
+    EN_START,
+    EN_SWITCH_TAIL,
+    EN_TRIGGER_START,
+    english_keep_out,
+)
 from bot_memory.intents.slavic import language_of, recognize_at
 
 _I = re.I
@@ -32,6 +44,9 @@ _WB = WB
 # faster than one case-insensitive alternation regex.
 _KEYWORDS = (
     "rememb",
+    "save",  # "don't save this"
+    "store",
+    "record",  # "off the record"
     "forget",
     "memor",
     "note",
@@ -43,14 +58,15 @@ _KEYWORDS = (
     "down",  # "write down", "jot this down"
     "stop",  # "stop saving what I say"
 )
-_KEYWORDS_RAW = ("/", "记", "記", "忘")
-_RAW_GATE = re.compile(r"[/记記忘\u0400-\u04ff]")
+_KEYWORDS_RAW = ("/", "记", "記", "忘", "存")  # 存: "别存这个"
+_RAW_GATE = re.compile(r"[/记記忘存\u0400-\u04ff]")
 # Russian and Ukrainian stems, tolerant of the Latin look-alikes typed inside Cyrillic words
 # (run on the lower-cased head, only when it holds Cyrillic). Every trigger in ``slavic`` holds
 # one.
 _KEYWORDS_CYRILLIC = re.compile(  # factored by first letter: tried at every position
-    r"з(?:[аa](?:п(?:[оoаa]м|иш)|н[оo]т|м(?:[еe]тк|ітк)|б[уyы][длвт])|б[еe]р[еe]ж|на[еє]ш)"
-    r"|п(?:[оo]мни|[аa]м.?[яю]т)|у(?:ч[тt]|в[аa][зг])|в(?:\s*виду|р[аa]х|ним[аa]н)"
+    r"з(?:[аa](?:п(?:[оoаa]м|и[шсc])|н[оo]т|м(?:[еe]тк|ітк)|б[уyы][длвт])|б[еe]р(?:[еe][жг]|[іi]г)"
+    r"|на[еє]ш)"
+    r"|п(?:[оo]мни|[аa]м.?[яю]т|р[оo]т[оo]к[оo]л)|у(?:ч[тt]|в[аa][зг])|в(?:\s*виду|р[аa]х|ним[аa]н)"
     r"|р[аa][сc]ч[еeё]т|[сc](?:в[еe]д|[оo]хр[аa]н|п[оo](?:мин|г[аa]д))"
 )
 
@@ -100,6 +116,7 @@ class _Prefix:
     polite: bool = False  # a polite form: a trailing '?'/吗 is no question
     modal: bool = False  # "can you ...": a bare capability question is no request
     you: bool = False  # a bare "你": may open a statement about the bot
+    standing: bool = False  # "from now on": an instruction for later, about no one message
 
 
 # Tried repeatedly, in order of the alternation, as one compiled regex (group
@@ -118,7 +135,8 @@ _PREFIX_TABLE: tuple[_Prefix, ...] = (
     _Prefix(rf"(?:ok|okay|so|also|and|oh|btw|by\s+the\s+way|just|actually){WB}[\s,]*"),
     _Prefix(
         r"(?:from\s+(?:now|today)\s+on|going\s+forward|in\s+(?:the\s+)?future"
-        rf"|for\s+future\s+reference){WB}[\s,]*"
+        rf"|for\s+future\s+reference){WB}[\s,]*",
+        standing=True,
     ),
     _Prefix(rf"(?:please|pls|plz|kindly){WB}[\s,]*", polite=True),
     _Prefix(
@@ -132,7 +150,9 @@ _PREFIX_TABLE: tuple[_Prefix, ...] = (
         r"[\s,!~]*"
     ),
     _Prefix(r"(?:机器人|小助手|助手)[\s,:!]+"),
-    _Prefix(r"(?:以后|今后|往后|从今以后|从今往后|从(?:现在|今天)(?:起|开始))[\s,]*"),
+    _Prefix(
+        r"(?:以后|今后|往后|从今以后|从今往后|从(?:现在|今天)(?:起|开始))[\s,]*", standing=True
+    ),
     _Prefix(r"我(?:要|想|希望|需要)(?:让|请)?(?:你|您)", polite=True),
     _Prefix(r"(?:请|麻烦|劳驾|拜托)(?:你|您)?", polite=True),
     # "你能帮我…吗" is a request, "你能记住…吗" may be a capability question:
@@ -151,6 +171,9 @@ _PREFIX_TABLE: tuple[_Prefix, ...] = (
 )
 _PREFIX = re.compile("|".join(f"(?P<p{i}>{e.pattern})" for i, e in enumerate(_PREFIX_TABLE)), _I)
 _PREFIX_BY_GROUP = {f"p{i}": entry for i, entry in enumerate(_PREFIX_TABLE)}
+
+
+_ZH_START = re.compile(f"{ZH_KEEP_OUT_START.pattern}|{ZH_TRIGGER_START.pattern}")
 
 
 def _command(text: str, head: str, m: re.Match[str]) -> MemoryRequest | None:
@@ -184,8 +207,8 @@ def _command(text: str, head: str, m: re.Match[str]) -> MemoryRequest | None:
     return MemoryRequest("remember" if name == "remember" else "forget", language, subject)
 
 
-def _skip_prefixes(head: str, pos: int) -> tuple[int, bool, bool, bool]:
-    polite = modal = you = False
+def _skip_prefixes(head: str, pos: int) -> tuple[int, bool, bool, bool, bool]:
+    polite = modal = you = standing = False
     for _ in range(6):  # bounded: at most a handful of prefixes
         m = _PREFIX.match(head, pos)
         if m is None or m.end() == pos or m.lastgroup is None:
@@ -195,7 +218,8 @@ def _skip_prefixes(head: str, pos: int) -> tuple[int, bool, bool, bool]:
         polite |= entry.polite
         modal |= entry.modal
         you |= entry.you
-    return pos, polite, modal, you
+        standing |= entry.standing
+    return pos, polite, modal, you, standing
 
 
 def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> MemoryRequest | None:
@@ -216,7 +240,7 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
     if m := _COMMAND.match(head, pos):
         return _command(text, head, m)
 
-    pos, polite, modal, you = _skip_prefixes(head, pos)
+    pos, polite, modal, you, standing = _skip_prefixes(head, pos)
     if pos >= len(head):
         return None
     if m := _COMMAND.match(head, pos):  # "@my_bot /remember ..."
@@ -224,14 +248,22 @@ def recognize(text: str, *, quoted: bool = False, forwarded: bool = False) -> Me
     if cyrillic and _CYRILLIC_WORD.match(head, pos):
         return recognize_at(text, head, pos, polite=polite, modal=modal)
     english = head[pos].isascii()
-    if not (EN_TRIGGER_START if english else ZH_TRIGGER_START).match(head, pos):
+    # One look at the opening: a request not to remember ("this is private, ...", "这个别记")
+    # has openings of its own, tried first; the other rules' triggers after.
+    if not (EN_START if english else _ZH_START).match(head, pos):
         return None
     # "remember that I like tea?" / "关闭记忆了吗" ask, they do not request;
     # "could you please remember that ...?" is a polite request.
     if not (polite or modal) and is_question(text):
         return None
 
-    ctx = Ctx(text, head, pos, polite, modal, you)
+    ctx = Ctx(text, head, pos, polite, modal, you, standing)
+    if (EN_KEEP_OUT_START if english else ZH_KEEP_OUT_START).match(head, pos):
+        outcome = (english_keep_out if english else chinese_keep_out)(ctx)
+        if not isinstance(outcome, Miss):
+            return outcome
+        if not (EN_TRIGGER_START if english else ZH_TRIGGER_START).match(head, pos):
+            return None
     for rule in EN_RULES if english else ZH_RULES:
         outcome = rule(ctx)
         if not isinstance(outcome, Miss):

@@ -54,13 +54,14 @@ class _Prefix:
     modal: bool = False  # "можешь ...": a bare capability question is no request
     infinitive: bool = False  # "прошу запомнить", "можешь запомнить"
     past: bool = False  # "хочу, чтобы ты запомнил"
+    standing: bool = False  # "с этого момента": an instruction for later, about no one message
 
 
 _PREFIX_TABLE: tuple[_Prefix, ...] = (
     _Prefix(r"@[A-Za-z0-9_]{3,64}(?![A-Za-z0-9_])[\s,:]*"),
     _Prefix(rf"(?:{w.FILLER}[\s,!]*)?{w.BOT}[\s,:!.]*"),
     _Prefix(rf"{w.GREETING}(?:[\s,!]+{w.BOT})?[\s,!.)]*"),
-    _Prefix(rf"{w.TIME}[\s,]*"),
+    _Prefix(rf"{w.TIME}[\s,]*", standing=True),
     _Prefix(rf"{w.POLITE}[\s,!]*", polite=True),
     _Prefix(rf"(?:{w.ASK})[\s,]*", polite=True, infinitive=True),
     _Prefix(rf"{w.WANT}[\s,]*", polite=True, past=True),
@@ -82,6 +83,7 @@ class _Ctx:
     modal: bool = False
     infinitive: bool = False
     past: bool = False
+    standing: bool = False
 
     @property
     def soft(self) -> bool:
@@ -106,6 +108,7 @@ def _skip_prefixes(c: _Ctx) -> None:
         c.modal |= entry.modal
         c.infinitive |= entry.infinitive
         c.past |= entry.past
+        c.standing |= entry.standing
 
 
 # --- which language ----------------------------------------------------------------------------
@@ -418,6 +421,147 @@ def _whole(c: _Ctx) -> Outcome:
     return as_request("forget", _language(c.head), subject)
 
 
+# --- keeping out: "не запоминай это", "не для протокола: ...", "это личное, не сохраняй" ----------
+
+_KO_LEAD = _c(r"(?:(?:ты|вы|ти|ви)\s+)?(?:(?:лучше|просто|только|уж|краще|тільки|лише)\s+)?не\s+")
+_KO_IMP = _c(w.KO_IMP)
+_KO_INF = _c(w.KO_INF)
+_KO_PAST = _c(w.KO_PAST)
+_KO_IMP_INTO = _c(w.KO_IMP_INTO)
+_KO_INF_INTO = _c(w.KO_INF_INTO)
+_KO_PLACE = _c(w.KO_PLACE)
+_KO_NEED_NOT = _c(w.KO_NEED_NOT + r"\s+")
+_KO_LETS_NOT = _c(w.KO_LETS_NOT + r"\s+")
+_KO_DONT_WANT = _c(w.KO_DONT_WANT + r"\s+")
+_KO_OBJECT = _c(r"(?:" + w.KO_POINTING + "|" + w.KO_MINE + ")")
+_KO_GAP_OBJECT = _c(r"\s*,?\s*(?P<o>" + w.KO_POINTING + "|(?P<mine>" + w.KO_MINE + "))")
+_KO_FORWARD = _c(w.KO_FORWARD)
+_KO_OFF_RECORD = _c(w.KO_OFF_RECORD)
+_KO_PRIVATE = _c(w.KO_PRIVATE)
+_KO_CONTENT = _c(r"\s*:\s*")
+_KO_CONTENT_LOOSE = _c(r"\s*[:,;]\s*|\s+-+\s*")
+_KO_BOUNDARY = _c(w.KO_BOUNDARY)
+_KO_AFTER = _c(w.AFTER_VERB)
+_KO_SPACE = _c(r"\s+")
+_KO_SPACE_NEED_NOT = _c(r"\s+" + w.KO_NEED_NOT)
+
+
+def _kept_out(c: _Ctx, subject: str) -> MemoryRequest:
+    return MemoryRequest("keep_out", _language(c.head), subject)
+
+
+def _ko_end(c: _Ctx, i: int, *, forward: bool, loose: bool = False) -> Outcome:
+    """What follows a request not to remember, ending at `i`: this message's own words after a
+    colon when it points forward ("не запоминай: ...", "не для протокола: ..."), otherwise only
+    an end or a brief remark after a stop."""
+    h = c.head
+    if after := _KO_AFTER.match(h, i):  # "не запоминай, пожалуйста"
+        i = after.end()
+    content = (_KO_CONTENT_LOOSE if loose else _KO_CONTENT).match(h, i) if forward else None
+    if content is not None and (subject := c.subject_from(content.end())):
+        return _kept_out(c, subject)
+    if not c.subject_from(i):
+        return _kept_out(c, "")
+    if _KO_BOUNDARY.match(h, i):
+        return _kept_out(c, "")  # "не запоминай это, это личное"
+    return None  # "не запоминай его номер", "не сохраняй файл"
+
+
+def _ko_object(c: _Ctx, i: int, *, need: bool) -> tuple[int, bool] | None:
+    """After the verb: what is meant (where it ends, whether it points forward), then a place
+    ("в память"). None when an object is needed and there is none."""
+    h = c.head
+    forward = True
+    if m := _KO_GAP_OBJECT.match(h, i):
+        i = m.end()
+        forward = m.group("mine") is None and _KO_FORWARD.fullmatch(m.group("o")) is not None
+    elif need:
+        return None
+    if place := _KO_PLACE.match(h, i):
+        i = place.end()
+    return i, forward
+
+
+def _ko_verb(c: _Ctx, i: int, *, forms: tuple[re.Pattern[str], ...]) -> Outcome:
+    """The negated verb at `i` (one of `forms`: imperative, infinitive, past) and what follows."""
+    h = c.head
+    for form in forms:
+        if m := form.match(h, i):
+            found = _ko_object(c, m.end(), need=False)
+            assert found is not None
+            return _ko_end(c, found[0], forward=found[1])
+    into = (_KO_IMP_INTO, _KO_INF_INTO) if _KO_IMP in forms else (_KO_INF_INTO,)
+    for form in into:
+        if m := form.match(h, i):  # "не заноси это в память"
+            o = _KO_GAP_OBJECT.match(h, m.end())
+            place = _KO_PLACE.match(h, o.end() if o else m.end())
+            if place is None:
+                return None
+            return _ko_end(c, place.end(), forward=False)
+    return NO_TRIGGER
+
+
+def _ko_request(c: _Ctx, i: int) -> Outcome:
+    h = c.head
+    if m := _KO_OFF_RECORD.match(h, i):
+        return _ko_end(c, m.end(), forward=True, loose=m.group("lead") is None)
+    if m := _KO_NEED_NOT.match(h, i) or _KO_LETS_NOT.match(h, i):
+        # "не надо это запоминать": the object may come before the infinitive.
+        j = m.end()
+        o = _KO_OBJECT.match(h, j)
+        if o is not None and (gap := _KO_SPACE.match(h, o.end())):
+            verb = _KO_INF.match(h, gap.end())
+            if verb is not None:
+                return _ko_end(c, verb.end(), forward=_KO_FORWARD.fullmatch(o.group()) is not None)
+        return _ko_verb(c, j, forms=(_KO_INF,))
+    if m := _KO_DONT_WANT.match(h, i):
+        j = m.end()
+        o = _KO_OBJECT.match(h, j)
+        if o is not None and (gap := _KO_SPACE.match(h, o.end())):
+            j = gap.end()
+        return _ko_verb(c, j, forms=(_KO_PAST,))
+    if m := _KO_LEAD.match(h, i):
+        forms = [_KO_IMP]
+        if c.infinitive:
+            forms.append(_KO_INF)  # "можешь не запоминать это", "прошу не сохранять"
+        if c.past:
+            forms.append(_KO_PAST)  # "хочу, чтобы ты не запоминал это"
+        return _ko_verb(c, m.end(), forms=tuple(forms))
+    # "это не запоминай", "мой адрес не сохраняй", "это запоминать не надо".
+    if (o := _KO_OBJECT.match(h, i)) and (gap := _KO_SPACE.match(h, o.end())):
+        j = gap.end()
+        forward = _KO_FORWARD.fullmatch(o.group()) is not None
+        if lead := _KO_LEAD.match(h, j):  # "это не запоминай", "можешь это не запоминать"
+            k = lead.end()
+            verb = (
+                _KO_IMP.match(h, k)
+                or (_KO_INF.match(h, k) if c.infinitive else None)
+                or (_KO_PAST.match(h, k) if c.past else None)
+            )
+            if verb is not None:
+                return _ko_end(c, verb.end(), forward=forward)
+        if (verb := _KO_INF.match(h, j)) and (need := _KO_SPACE_NEED_NOT.match(h, verb.end())):
+            return _ko_end(c, need.end(), forward=forward)
+        if (need := _KO_NEED_NOT.match(h, j)) and (verb := _KO_INF.match(h, need.end())):
+            return _ko_end(c, verb.end(), forward=forward)
+    return NO_TRIGGER
+
+
+def _keep_out(c: _Ctx) -> Outcome:
+    h = c.head
+    if not h.startswith(("не ", "без "), c.pos) and " не " not in h and " без " not in h:
+        return NO_TRIGGER  # every request not to remember negates: the rest of chat skips these
+    if c.standing:
+        return NO_TRIGGER  # "с этого момента не запоминай ...": the switch's, if anything
+    if m := _KO_PRIVATE.match(c.head, c.pos):
+        after = _ko_request(
+            _Ctx(c.text, c.head, m.end(), polite=True, infinitive=c.infinitive, past=c.past),
+            m.end(),
+        )
+        return after if isinstance(after, MemoryRequest) else None
+    return _ko_request(c, c.pos)
+
+
 def recognize_at(
     text: str, head: str, pos: int, *, polite: bool, modal: bool
 ) -> MemoryRequest | None:
@@ -428,7 +572,7 @@ def recognize_at(
         return None
     if not c.soft and is_question(text):
         return None  # "запомни, что я люблю чай?" asks
-    for rule in (_remember, _forget, _whole):
+    for rule in (_keep_out, _remember, _forget, _whole):
         outcome = rule(c)
         if not isinstance(outcome, Miss):
             return outcome

@@ -32,6 +32,16 @@ class Reach:
     unextracted: list[tuple[int, str]]
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """A request and its messages (the speaker's, and the answer once there is one), as a
+    request not to remember finds the one it means."""
+
+    request_id: int
+    speaker_id: int
+    message_ids: frozenset[int]
+
+
 class Forgetting:
     """Bound to a locked workspace transaction (`WorkspaceTx.forgetting`)."""
 
@@ -93,3 +103,75 @@ class Forgetting:
             "rearm_at": rearm_at,
         }
         await tx.conn.execute("SELECT bm_forget_commit($1::jsonb)", dumps(commit))
+
+    async def exchange_meant(
+        self,
+        scope_key: str,
+        *,
+        request_id: int,
+        speaker_id: int,
+        thread_id: int,
+        replied_to: tuple[int, int, int] | None,
+    ) -> Exchange | None:
+        """The exchange a request not to remember (`request_id`) means: the one holding the
+        message it replies to (`replied_to`: bot, chat and Telegram message ID), else the
+        speaker's previous one in the same Topic of the scope. None when memory holds neither
+        (a reply to ordinary group traffic, which is never stored)."""
+        tx = self._tx
+        if replied_to is not None:
+            bot_id, chat_id, telegram_id = replied_to
+            row = await tx.conn.fetchrow(
+                "SELECT r.id, u.speaker_id, r.user_message_id, r.answer_message_id"
+                " FROM messages m JOIN requests r ON r.workspace_id = m.workspace_id"
+                " AND r.scope_key = m.scope_key"
+                " AND (r.user_message_id = m.id OR r.answer_message_id = m.id)"
+                " JOIN messages u ON u.workspace_id = r.workspace_id AND u.id = r.user_message_id"
+                " WHERE m.workspace_id = $1 AND m.scope_key = $2 AND m.bot_id = $3"
+                " AND m.chat_id = $4 AND m.telegram_message_id = $5 AND r.id <> $6 LIMIT 1",
+                tx.workspace,
+                scope_key,
+                bot_id,
+                chat_id,
+                telegram_id,
+                request_id,
+            )
+        else:
+            row = await tx.conn.fetchrow(
+                "SELECT r.id, u.speaker_id, r.user_message_id, r.answer_message_id"
+                " FROM requests r JOIN messages u ON u.workspace_id = r.workspace_id"
+                " AND u.id = r.user_message_id"
+                " WHERE r.workspace_id = $1 AND r.scope_key = $2 AND r.id < $3"
+                " AND u.speaker_id = $4 AND u.thread_id = $5 ORDER BY r.id DESC LIMIT 1",
+                tx.workspace,
+                scope_key,
+                request_id,
+                speaker_id,
+                thread_id,
+            )
+        if row is None:
+            return None
+        ids = {row["user_message_id"], row["answer_message_id"]} - {None}
+        return Exchange(row["id"], row["speaker_id"], frozenset(ids))
+
+    async def keep_out(
+        self,
+        scope_key: str,
+        reached: list[MemoryRecord],
+        doomed: set[int],
+        requests: list[int],
+        *,
+        rearm_at: datetime | None,
+    ) -> None:
+        """A request not to remember: the answers of these requests are kept out with them
+        (flagged as a forget flags them, also one still being written), then the forget's
+        statement: the messages become tombstones, the reached records (built on them before)
+        go, jobs holding them stop, references are scrubbed, the scopes are written back."""
+        tx = self._tx
+        await tx.conn.execute(
+            "UPDATE requests SET answer_forgotten = true WHERE workspace_id = $1"
+            " AND scope_key = $2 AND id = ANY($3::bigint[]) AND NOT answer_forgotten",
+            tx.workspace,
+            scope_key,
+            sorted(set(requests)),
+        )
+        await self.forget(scope_key, reached, doomed, rearm_at=rearm_at)

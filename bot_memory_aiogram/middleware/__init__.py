@@ -1,7 +1,12 @@
 """Ingress: the outer middleware that resolves scopes and records directed messages."""
 
 from bot_memory_aiogram.middleware.answers import FLAG, HandlerFlags
-from bot_memory_aiogram.middleware.directed import is_directed, message_flags, requester_of
+from bot_memory_aiogram.middleware.directed import (
+    is_directed,
+    message_flags,
+    replied_to,
+    requester_of,
+)
 from bot_memory_aiogram.middleware.memory import (
     DIRECTED_KEY,
     GATE_KEY,
@@ -30,5 +35,6 @@ __all__ = [
     "is_directed",
     "member_lookup",
     "message_flags",
+    "replied_to",
     "requester_of",
 ]

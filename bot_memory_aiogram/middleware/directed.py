@@ -63,3 +63,14 @@ def message_flags(message: Message) -> tuple[bool, bool]:
     )
     forwarded = message.forward_origin is not None or bool(message.is_automatic_forward)
     return quoted, forwarded
+
+
+def replied_to(message: Message) -> int | None:
+    """Telegram's ID of the message this one replies to in its chat: None for none, and for the
+    reply every message in a forum Topic makes to the Topic's creation."""
+    reply = message.reply_to_message
+    if reply is None or reply.forum_topic_created is not None:
+        return None
+    if message.is_topic_message and reply.message_id == message.message_thread_id:
+        return None
+    return reply.message_id

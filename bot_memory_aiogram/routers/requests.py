@@ -1,5 +1,5 @@
-"""Direct memory requests: remember, forget, turn memory on or off, in English, Chinese, Russian
-and Ukrainian."""
+"""Direct memory requests: remember, forget, keep a message out ("don't remember that"), turn
+memory on or off, in English, Chinese, Russian and Ukrainian."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from bot_memory.logs import get_logger
 from bot_memory.service import Memory
 from bot_memory.storage import SourceMessage
 from bot_memory_aiogram.i18n import Texts
-from bot_memory_aiogram.middleware.directed import message_flags
+from bot_memory_aiogram.middleware.directed import message_flags, replied_to
 from bot_memory_aiogram.routers.common import Directed, deliver, in_topic
 
 log = get_logger(__name__)
@@ -37,6 +37,7 @@ REPLIES: dict[Outcome, str] = {
     "unavailable": "memory-unavailable",
     "source_changed": "memory-source-changed",
     "mismatch": "memory-nothing-to-forget",
+    "kept_out": "memory-kept-out",
 }
 
 
@@ -96,8 +97,12 @@ async def on_memory_request(
     await memory.begin(memory_source, kind="memory_control")
     try:
         who = await memory_gate.membership()  # asked now, when the action needs it
+        # "don't remember that" means the message it replies to, if any.
+        reply = replied_to(message) if memory_request.action == "keep_out" else None
         result = await acting(
-            memory_gate, who, lambda w: memory.control(memory_request, memory_source, who=w)
+            memory_gate,
+            who,
+            lambda w: memory.control(memory_request, memory_source, who=w, replied_to=reply),
         )
     except Exception as exc:  # a clear reply and a failed request, never a crashed handler
         log.exception("memory.request_failed", action=memory_request.action)

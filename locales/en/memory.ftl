@@ -4,6 +4,11 @@ memory-forgotten = { $count ->
     [one] Done: I forgot one memory.
    *[other] Done: I forgot { $count } memories.
 }
+memory-kept-out = { $count ->
+    [0] Okay, that stays out of my memory.
+    [one] Okay, that stays out of my memory, and I forgot the memory that already held it.
+   *[other] Okay, that stays out of my memory, and I forgot the { $count } memories that already held it.
+}
 memory-nothing-to-forget = I couldn't find a memory that matches that.
 memory-enabled = Memory is on in this chat.
 memory-disabled = Memory is off in this chat. What I stored is kept, but I won't use or add to it until you turn it back on.

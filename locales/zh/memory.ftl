@@ -3,6 +3,10 @@ memory-forgotten = { $count ->
     [0] 好的，我不会记住这件事。
    *[other] 好的，已忘记 { $count } 条记忆。
 }
+memory-kept-out = { $count ->
+    [0] 好的，这些不会进入我的记忆。
+   *[other] 好的，这些不会进入我的记忆；已经记下它的 { $count } 条记忆也已忘记。
+}
 memory-nothing-to-forget = 我没有找到与之相符的记忆。
 memory-enabled = 本聊天的记忆已开启。
 memory-disabled = 本聊天的记忆已关闭。已保存的内容会保留，但在重新开启之前我不会使用或新增记忆。

@@ -175,10 +175,6 @@ NEGATIVE_REQUESTS: list[str] = [
     "你能忘掉烦恼吗",
     "把烦恼忘掉吧",
     "请别忘了绿茶",
-    "不要记住",
-    "别记住这个",
-    "不用记",
-    "不要记住我的地址",
     "别忘了带钥匙",
     "記住要帶傘",
 ]
@@ -347,8 +343,136 @@ PHRASED_NONE: list[str] = [
     "我必须记住带钥匙",
 ]
 
+# Requests not to remember: the message replied to or the speaker's previous one (subject ""),
+# or, when the request opens the message, what the message itself says.
+KEEP_OUT: list[Row] = [
+    ("别记这个", "keep_out", "zh", ""),
+    ("别记住这个", "keep_out", "zh", ""),
+    ("不要记住", "keep_out", "zh", ""),
+    ("不用记", "keep_out", "zh", ""),
+    ("别记了", "keep_out", "zh", ""),
+    ("别记下来", "keep_out", "zh", ""),
+    ("不要记住我的地址", "keep_out", "zh", ""),
+    ("不要把我的电话记下来", "keep_out", "zh", ""),
+    ("这个不要记", "keep_out", "zh", ""),
+    ("这个别记了", "keep_out", "zh", ""),
+    ("这个不用记住了", "keep_out", "zh", ""),
+    ("这条不要存", "keep_out", "zh", ""),
+    ("这些别记", "keep_out", "zh", ""),
+    ("那条别记了", "keep_out", "zh", ""),
+    ("这句话别记", "keep_out", "zh", ""),
+    ("刚才那句别记", "keep_out", "zh", ""),
+    ("刚才说的不要记", "keep_out", "zh", ""),
+    ("我刚才说的别记下来", "keep_out", "zh", ""),
+    ("上面的内容不要保存", "keep_out", "zh", ""),
+    ("我的工资不要记", "keep_out", "zh", ""),
+    ("别把这个记下来", "keep_out", "zh", ""),
+    ("不要把这些记住", "keep_out", "zh", ""),
+    ("不要记录这个", "keep_out", "zh", ""),
+    ("不用记录", "keep_out", "zh", ""),
+    ("别存这个", "keep_out", "zh", ""),
+    ("这个别存", "keep_out", "zh", ""),
+    ("不要放进记忆", "keep_out", "zh", ""),
+    ("别存到记忆里", "keep_out", "zh", ""),
+    ("这个不要存进记忆", "keep_out", "zh", ""),
+    ("无需记住这个", "keep_out", "zh", ""),
+    ("你别记这个", "keep_out", "zh", ""),
+    ("你不用记住这个", "keep_out", "zh", ""),
+    ("千万别记这个", "keep_out", "zh", ""),
+    ("请不要记住这个", "keep_out", "zh", ""),
+    ("请勿记录", "keep_out", "zh", ""),
+    ("麻烦别记这个", "keep_out", "zh", ""),
+    ("我不想让你记住这个", "keep_out", "zh", ""),
+    ("我不希望你保存这些", "keep_out", "zh", ""),
+    ("不要记住这个好吗", "keep_out", "zh", ""),
+    ("别记这个，没什么", "keep_out", "zh", ""),
+    ("别记这个，我只是随便说说", "keep_out", "zh", ""),
+    ("@memory_test_bot 别记这个", "keep_out", "zh", ""),
+    ("机器人，这个不要记", "keep_out", "zh", ""),
+    ("嗯，别记这个", "keep_out", "zh", ""),
+    ("好的，不要记", "keep_out", "zh", ""),
+    ("別記這個", "keep_out", "zh", ""),
+    ("這個不要記", "keep_out", "zh", ""),
+    ("這句話別記", "keep_out", "zh", ""),
+    ("这是隐私，别记", "keep_out", "zh", ""),
+    ("这是我的隐私，不要保存", "keep_out", "zh", ""),
+    ("私事，别记下来", "keep_out", "zh", ""),
+    ("这是秘密，不要记住", "keep_out", "zh", ""),
+    ("这是私人信息，请不要记录", "keep_out", "zh", ""),
+    ("這是隱私，別記", "keep_out", "zh", ""),
+    ("以下不要记：我的工资是五千", "keep_out", "zh", "我的工资是五千"),
+    ("不要记：我下周要去面试", "keep_out", "zh", "我下周要去面试"),
+    ("下面的内容别记：我在看心理医生", "keep_out", "zh", "我在看心理医生"),
+    ("请不要记录：我的密码是1234", "keep_out", "zh", "我的密码是1234"),
+    ("这个你别记", "keep_out", "zh", ""),
+    ("这个就别记了", "keep_out", "zh", ""),
+    ("别记录我刚才说的", "keep_out", "zh", ""),
+    ("不要记下我的电话号码", "keep_out", "zh", ""),
+    ("刚才的不要记", "keep_out", "zh", ""),
+    ("请不要保存这条消息", "keep_out", "zh", ""),
+    ("这些内容别记", "keep_out", "zh", ""),
+    ("那件事别记了", "keep_out", "zh", ""),
+    ("这个消息别存", "keep_out", "zh", ""),
+    ("能不能别记这个", "keep_out", "zh", ""),
+    ("你可以不要记住这个吗", "keep_out", "zh", ""),
+]
+
+# Statements, questions, quotes and idioms near those: ordinary messages.
+KEEP_OUT_NONE: list[str] = [
+    "我不记得这个",
+    "不记得这个了",
+    "你不记得这个吗？",
+    "你为什么不记得这个？",
+    "你还记得这个吗",
+    "我记不住这个",
+    "这个我记不住",
+    "我不用记这个",
+    "别记错了",
+    "不要记错时间",
+    "这个不要记错",
+    "别记仇",
+    "不要记恨他",
+    "别记在心上",
+    "别记挂我",
+    "他说别记这个",
+    "妈妈说不要记住坏事",
+    "“别记这个”是什么意思",
+    "别记住这个公式",
+    "不用记住这些单词",
+    "不要存钱",
+    "别存疑",
+    "不要保存文件",
+    "这个不要记吗？",
+    "这是我的秘密",
+    "这是隐私",
+    "这是隐私，别告诉别人",
+    "不要记住我",
+    "别记这个吗",
+    "别记得那么清楚",
+    "不要记住仇恨",
+    "别存这么多钱",
+    "不用记得我",
+    "这个消息不要记错",
+    "我记得这个",
+    "他不记得这个",
+    "我都不记得这个了",
+    "为什么不记这个？",
+    "要不要记这个？",
+    "他说：“别记这个”",
+    "你能记住这个吗",
+]
+
 REQUESTS: list[Row] = (
-    COMMANDS + REMEMBER + DOUBLE_NEGATIVE + TRADITIONAL + FORGET + SWITCH + WIDER + GROWN + PHRASED
+    COMMANDS
+    + REMEMBER
+    + DOUBLE_NEGATIVE
+    + TRADITIONAL
+    + FORGET
+    + SWITCH
+    + WIDER
+    + GROWN
+    + PHRASED
+    + KEEP_OUT
 )
 CONVERSATION: list[str] = (
     QUESTIONS
@@ -361,4 +485,5 @@ CONVERSATION: list[str] = (
     + REPORTED_SPEECH
     + WIDER_NONE
     + GROWN_NONE
+    + KEEP_OUT_NONE
 )

@@ -43,6 +43,13 @@ NOT_OWN_MESSAGE = [
     ("запам'ятай, що я люблю каву", True, False),
     ("забудь мій номер", False, True),
     ("увімкни пам'ять у цій темі", True, True),
+    ("don't remember that", True, False),
+    ("off the record: my salary is 5000", False, True),
+    ("别记这个", True, False),
+    ("不要记：我的工资是五千", False, True),
+    ("не запоминай это", True, False),
+    ("не для протокола: моя зарплата 5000", False, True),
+    ("не запам'ятовуй це", True, True),
 ]
 
 
@@ -148,6 +155,21 @@ ADVERSARIAL = {
     "зaпoмни mixed*": "зaпoмни " + "чтo " * 25_000,
     "пам'ять*": "вимкни " + "пам'ять " * 12_000,
     "не забудь, что *": "не забудь, что " + "?" * 100_000,
+    "don't remember that*": "don't remember " + "that " * 20_000,
+    "don't + spaces": "don't" + " " * 100_000 + "remember that",
+    "off the record*": "off the record " * 7_000,
+    "off the record: + colons": "off the record" + ":" * 100_000,
+    "this is private,*": "this is private, " * 6_000 + "don't save it",
+    "don't remember my*": "please don't remember " + "my " * 30_000,
+    "no wait*": "no wait, " * 10_000 + "don't save that",
+    "不要*记": "不要" * 50_000 + "记",
+    "不要记 这个*": "不要记" + "这个" * 50_000,
+    "我的* 不要记": "我的" * 50_000 + "不要记",
+    "这是隐私，*": "这是隐私，" * 20_000 + "别记",
+    "не * запоминай": "не " * 30_000 + "запоминай",
+    "это * не запоминай": "это " * 25_000 + "не запоминай",
+    "не для протокола*": "не для протокола " * 6_000,
+    "не надо это*": "не надо " + "это " * 25_000 + "запоминать",
 }
 
 
@@ -180,5 +202,26 @@ def test_random_text_properties(text: str, flagged: bool) -> None:
         assert result.subject == result.subject.strip()
         if result.action in ("enable", "disable"):
             assert result.subject == ""
-        else:
+        elif result.action != "keep_out":  # "" there: another message is meant
             assert result.subject
+
+
+# Pieces requests not to remember are made of, in any order: whatever comes out is a verbatim
+# slice, and a request not to remember never comes from a quoted or forwarded message.
+KEEP_OUT_PIECES = (
+    "don't|remember|save|that|this|my|off the record|:|,|?|I|it's|private|please|no need to"
+    "|memory|别|不要|记|这个|：|，|我的|隐私|吗|не|запоминай|это|надо|запоминать|для протокола"
+    "|запам'ятовуй|це|мой|адрес|@bot|from now on"
+).split("|")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(KEEP_OUT_PIECES), max_size=8), st.booleans())
+def test_keep_out_pieces_properties(pieces: list[str], flagged: bool) -> None:
+    text = " ".join(pieces)
+    result = recognize(text, forwarded=flagged)
+    if flagged:
+        assert result is None
+    elif result is not None and result.action == "keep_out":
+        assert result.subject in text
+        assert result.subject == result.subject.strip()
