@@ -25,6 +25,7 @@ from aiohttp import ClientSession, web
 from bot_memory.access.tenancy import default_workspace
 from bot_memory.cli import show_status
 from bot_memory.models import Completion, OfflineModel, StructuredOutput
+from bot_memory.records import MemoryRecord
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
@@ -145,6 +146,17 @@ class Demo:
             await asyncio.sleep(0.1)
         raise TimeoutError(f"the pipeline did not index {scope.key} in time")
 
+    async def wait_for_record(self, scope: Scope, text: str) -> MemoryRecord:
+        """The worker's record holding `text`, once the conversation went idle and was read."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = await self.state(scope)
+            for record in state.valid_records(scope.key):
+                if text in record.summary and record.replaced_by is None:
+                    return record
+            await asyncio.sleep(0.1)
+        raise TimeoutError(f"no record about {text!r} in time")
+
     async def show_records(self, scope: Scope) -> None:
         state = await self.state(scope)
         for record in state.valid_records(scope.key):
@@ -180,7 +192,7 @@ class Demo:
     async def mini_app(self, runner: web.AppRunner, *, keep_open: bool) -> None:
         """Step 11: the page, served by this process; its URL for a desktop browser carries
         launch data signed with the demo bot's token, as Telegram would hand it over."""
-        say("11. The memory manager Mini App, served by the bot's own process")
+        say("12. The memory manager Mini App, served by the bot's own process")
         host, port = runner.addresses[0][:2]
         local = f"http://{host}:{port}{path_of(DEMO_APP_URL)}/"
         now = datetime.now(UTC)
@@ -269,13 +281,33 @@ class Demo:
             ", ".join(f"m{m}" for m in sorted(state.tombstones.get(self.private.key, ()))),
         )
 
-        say("5. Disable and enable")
+        say("5. Corrections keep what they do not correct; 'off the record' is kept out")
+        await self.user("I live in Lisbon")
+        await self.user("my cat is called Mochi")
+        old = await self.wait_for_record(self.private, "Mochi")
+        await self.user("I moved to Porto")
+        new = await self.wait_for_record(self.private, "Porto")
+        await self.show_records(self.private)
+        state = await self.state(self.private)
+        show(
+            "the Lisbon record",
+            f"{old.id} replaced by {state.records[old.id].replaced_by} (kept as history: "
+            "query_memories finds it after the current records, marked)",
+        )
+        assert state.records[old.id].replaced_by == new.id and "Mochi" in new.summary
+        await self.user("off the record: my salary is 5000")
+        await self.user("What do you remember about my cat?")
+        block = self.memory_block()
+        show("memory block in the prompt", block)
+        assert "Mochi" in block and "salary" not in json.dumps(self.model.seen)
+
+        say("6. Disable and enable")
         await self.user("turn off memory")
         await self.user("What do you remember?")
         show("memory block in the prompt", self.memory_block())
         await self.user("turn on memory")
 
-        say("6. Group Topic: only directed messages are recorded")
+        say("7. Group Topic: only directed messages are recorded")
         self.emu.push_message(
             chat_id=GROUP,
             user_id=CY,
@@ -294,7 +326,7 @@ class Demo:
         show("group messages stored", f"{stored} (of 3 sent; 'lunch anyone?' was not)")
         assert first["message_thread_id"] == TOPIC
 
-        say("7. The group's memory keeps speaker IDs; each scope sees only its own")
+        say("8. The group's memory keeps speaker IDs; each scope sees only its own")
         await self.wait_for_index(self.group)
         await self.show_records(self.group)
         await self.in_group(f"@{BOT} what is the plan?", CY)
@@ -302,13 +334,13 @@ class Demo:
         show("group prompt's memory block", block)
         assert "Kyoto" not in block, "private memory leaked into the group"
 
-        say("8. Group recall switch: admins only, answered in the user's language")
+        say("9. Group recall switch: admins only, answered in the user's language")
         self.emu.set_chat_member_status(GROUP, BO, "administrator")
         await self.in_group(f"@{BOT} 关闭记忆", CY, language="zh-hans")
         await self.in_group(f"@{BOT} 关闭记忆", BO, language="zh-hans")
         await self.in_group(f"@{BOT} 开启记忆", BO, language="zh-hant")
 
-        say("9. /memory: the screen users see, with buttons (here in Ada's private chat)")
+        say("10. /memory: the screen users see, with buttons (here in Ada's private chat)")
         await self.user("remember that I take the early train on Mondays")
         await self.user("/memory")
         screen = self.emu.sent[-1].result["message_id"]
@@ -319,7 +351,7 @@ class Demo:
         show("after 'Yes, forget it'", self.screen_text(ADA, screen))
         show("buttons", self.buttons(ADA, screen))
 
-        say("10. The operator's view: `bot-memory status` on the same database")
+        say("11. The operator's view: `bot-memory status` on the same database")
         await show_status(argparse.Namespace(json=False, limit=10), self.memory.db)
 
         say("Done with the chat")
