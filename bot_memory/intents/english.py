@@ -383,7 +383,8 @@ _EN_KEEP_OUT_OF = re.compile(
 )
 # "this is private, don't save it": discretion asked, and then a request not to keep.
 _EN_PRIVATE = re.compile(
-    r"(?:(?:this|that|it|these|those)(?:'s|\s+is|\s+was|\s+are)\s+"
+    r"(?:(?:this|that|it|these|those)"
+    r"(?:'s|\s+is|\s+was|\s+are|\s+stays|\s+remains|\s+(?:should|must|has\s+to)\s+(?:stay|remain))\s+"
     r"(?:(?:very|really|quite|pretty|super|strictly|kind\s+of|kinda|a\s+bit|totally|completely"
     r"|extremely|highly)\s+)?)?"
     r"(?:private|personal|confidential|sensitive|secret|a\s+secret|privileged"
@@ -515,7 +516,7 @@ _EN_KEEP_OUT_OPENINGS = [
     rf"entirely{WB}",
     r"for\s+your\s",
     rf"hmm+{WB}",
-    r"it(?:'s|\s+(?:is|was))\s",
+    r"it(?:'s|\s+(?:is|was|stays|remains|should|must|has\s+to))\s",
     r"i(?:'d|\s+would)\s+(?:like|prefer|rather)",
     r"i\s+(?:(?:don't|do\s+not|dont)\s+(?:want|need)|(?:want|need)\s+you\s+not)",
     r"just\s+between",
@@ -530,7 +531,7 @@ _EN_KEEP_OUT_OPENINGS = [
     rf"p(?:ut|rivate|ersonal|rivileged|urely){WB}",
     rf"s(?:ensitive|ecret|trictly){WB}",
     r"scratch\s+that",
-    r"th(?:is|at|ese|ose)(?:'s|\s+(?:is|was|are|were))\s",
+    r"th(?:is|at|ese|ose)(?:'s|\s+(?:is|was|are|were|stays|remains|should|must|has\s+to))\s",
     r"there(?:'s|\s+is)\s+no\s",
     r"the\s+following\s",
     rf"totally{WB}",
