@@ -14,7 +14,7 @@ from datetime import datetime
 
 from bot_memory.logs import get_logger
 from bot_memory.models import Pin
-from bot_memory.pipeline.context import PipelineContext
+from bot_memory.pipeline.context import PipelineContext, job_lost
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.pins import planned_pin
 from bot_memory.pipeline.prompts import (
@@ -161,7 +161,7 @@ async def _commit(
     candidates are unchanged and still available at `at` (the commit's time)."""
     async with ctx.store.locked(job.workspace) as tx:
         if not await tx.jobs.lock_owned(job):
-            log.warning("pipeline.lost_ownership", job=job.id, phase="consolidate-commit")
+            await job_lost(tx.jobs, job, "consolidate-commit")
             return
         state = await tx.scope_by_key(job.scope_key)
         current = {r.id: r for r in await tx.valid_records(job.scope_key) if r.available(at)}

@@ -13,7 +13,7 @@ from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import CONSOLIDATION, EXTRACTION, ChatModel, Pin
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import Job, Store
+from bot_memory.storage import Job, Jobs, Store
 
 log = get_logger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -79,9 +79,20 @@ class PipelineContext:
 
         async def keep(tx: Store, answer: M) -> None:
             if not await tx.jobs.save_checkpoint(job, phase, answer.model_dump()):
-                log.warning("pipeline.lost_ownership", job=job.id, phase=phase)
+                await job_lost(tx.jobs, job, phase)
 
         job.call_key = charge.key
         return await self.charger.complete_structured(
             charge, messages, output_model, OUTPUT_NAMES[kind], validate=validate, settle=keep
         )
+
+
+async def job_lost(jobs: Jobs, job: Job, phase: str) -> None:
+    """Say why a job this worker held is no longer its own: stopped by what changed under it
+    (a forget, a request not to remember) is the job working as it should; a lease that ran
+    out is not."""
+    reason = await jobs.stopped_by_change(job)
+    if reason is not None:
+        log.info("pipeline.job_stopped", job=job.id, phase=phase, reason=reason)
+    else:
+        log.warning("pipeline.lost_ownership", job=job.id, phase=phase)

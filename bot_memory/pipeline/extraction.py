@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot_memory.logs import get_logger
-from bot_memory.pipeline.context import PipelineContext
+from bot_memory.pipeline.context import PipelineContext, job_lost
 from bot_memory.pipeline.corrections import may_replace
 from bot_memory.pipeline.inputs import SourcesChanged, check_scope_input
 from bot_memory.pipeline.prompts import (
@@ -151,7 +151,7 @@ async def _commit(
     if outcome == "gone":
         raise WorkspaceGone(f"workspace {job.workspace!r} does not exist")
     if outcome == "lost":
-        log.warning("pipeline.lost_ownership", job=job.id, phase="extract-commit")
+        await job_lost(ctx.store.jobs, job, "extract-commit")
         return
     if outcome == "cut_off":  # an earlier claim's call may have been billed
         job.phase = "stopped"

@@ -345,6 +345,17 @@ class Jobs:
         )
         return owned is not None
 
+    async def stopped_by_change(self, job: Job) -> str | None:
+        """Why a job this worker no longer owns was stopped by what changed under it (a forget,
+        a source gone: its `last_error`); None when its lease ran out instead."""
+        reason: str | None = await self._on.fetchval(
+            "SELECT coalesce(last_error, '') FROM memory_jobs WHERE workspace_id = $1"
+            " AND id = $2 AND phase = 'stopped' AND stop_kind = 'changed'",
+            job.workspace,
+            job.id,
+        )
+        return reason
+
     async def renew_lease(self, job: Job, lease_seconds: float) -> bool:
         result: str = await self._on.execute(
             "UPDATE memory_jobs SET lease_until = now() + make_interval(secs => $4),"

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from bot_memory.access import Membership
 from bot_memory.agent.tools import ToolContext
@@ -282,3 +285,30 @@ async def test_the_offline_model_replaces_lisbon_with_porto(db_url: str) -> None
         assert "Porto" in (recalled.text or "") and "Lisbon" not in (recalled.text or "")
     finally:
         await memory.close()
+
+
+async def test_a_consolidation_stopped_by_a_forget_during_its_call_is_no_warning(
+    memory: Memory, llm: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A forget stops the scope's consolidation; the worker then finds the job no longer its
+    own. That is the forget working, said at INFO, not a lost lease (a WARNING)."""
+    first = await exchange(memory, "I live in Lisbon", LATER)
+    llm.script(extraction("Home city", "The user lives in Lisbon.", [f"m{first}"]))
+    await memory.pipeline.tick()
+    [old] = (await view(memory)).valid_records(SCOPE.key)
+    note = await noted(memory, SCOPE, 7, "remember that my cat is called Mochi", LATER)
+    asked_before = len(llm.requests_by_purpose("memory_consolidation"))
+    llm.script("hold")  # the note's consolidation
+    with caplog.at_level(logging.INFO, logger="bot_memory"):
+        tick = asyncio.create_task(memory.pipeline.tick())
+        extractions = len(llm.requests_by_purpose("memory_extraction"))
+        await llm.wait_for_requests(extractions + asked_before + 1)  # the call is in flight
+        now = datetime.now(UTC)
+        gone = await forget_record(memory.store, SCOPE, note, actor_id=7, who=OWNER, now=now)
+        assert gone.outcome == "forgotten"
+        llm.release()
+        await asyncio.wait_for(tick, 30)
+    events = {getattr(r, "event", ""): r.levelno for r in caplog.records}
+    assert "pipeline.lost_ownership" not in events
+    assert events.get("pipeline.job_stopped") == logging.INFO
+    assert set((await view(memory)).records) == {old.id}
