@@ -535,12 +535,14 @@ class MiniAppApi:
                 language = self.texts.for_user(_user(user.language_code))
                 if user.id != ticket.user_id:
                     raise Refusal(403, "link", "page-error-link")  # someone else's link
-            return await self._exported(ticket, now)
+            # A HEAD (a link preview, a proxy checking the link) answers as the download
+            # would, without using the link up.
+            return await self._exported(ticket, now, use=request.method != "HEAD")
         except Refusal as refusal:
             refusal.language = refusal.language or language or None
             raise
 
-    async def _exported(self, ticket: Ticket, now: datetime) -> web.Response:
+    async def _exported(self, ticket: Ticket, now: datetime, *, use: bool) -> web.Response:
         scope = self._scope_of(ticket)
         requester = Requester(user_id=ticket.user_id, chat_id=scope.chat_id)
         gate = Gate(self.memory.access, scope, requester, member_lookup(self.bot))
@@ -554,11 +556,14 @@ class MiniAppApi:
             if operations.may_take(r, scope, ticket.user_id)
         ]
         # Claimed last: a download that failed before this (the database away) may be retried.
-        if not await self.memory.store.tickets.use_once(
+        if use and not await self.memory.store.tickets.use_once(
             ticket.nonce, datetime.fromtimestamp(ticket.expires_at, UTC)
         ):
             raise Refusal(410, "link_used", "page-error-link-used")
-        log.info("memory.miniapp_export", scope=scope.key, records=len(lines), bearer=ticket.bearer)
+        if use:
+            log.info(
+                "memory.miniapp_export", scope=scope.key, records=len(lines), bearer=ticket.bearer
+            )
         return web.Response(
             body=("".join(line + "\n" for line in lines)).encode(),
             content_type="application/x-ndjson",

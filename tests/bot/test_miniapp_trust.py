@@ -207,6 +207,19 @@ async def test_an_export_link_downloads_once(app: App, caplog: pytest.LogCapture
     assert "Traceback" not in caplog.text
 
 
+async def test_a_head_request_does_not_use_up_an_export_link(app: App) -> None:
+    """A link preview or a proxy asks HEAD first: the download that follows still works."""
+    ada = app.page(ADA)
+    bearer = await app.export_link(ada, bearer=True)
+    head = await app.http.head(bearer)
+    assert head.status_code == 200 and head.headers["content-type"].startswith(
+        "application/x-ndjson"
+    )
+    assert head.content == b""
+    assert "Mochi" in (await app.http.get(bearer)).text
+    assert (await app.http.get(bearer)).status_code == 410
+
+
 async def test_an_export_link_is_refused_with_another_users_login_data(app: App) -> None:
     ada = app.page(ADA, topic=True)
     link = await app.export_link(ada)
