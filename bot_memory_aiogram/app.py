@@ -88,7 +88,11 @@ async def run_webhook(dp: Dispatcher, bot: Bot, settings: MemorySettings) -> Non
     # for this run (Telegram is told it by setWebhook below).
     secret = settings.webhook_secret or secrets.token_urlsafe(32)
     app = web.Application()
-    SimpleRequestHandler(dispatcher=dp, bot=bot, secret_token=secret).register(app, path=path)
+    # Telegram is answered once the update is handled: a process killed meanwhile leaves it
+    # unanswered, so Telegram delivers it again (handled once: ingress/redelivery.py).
+    SimpleRequestHandler(
+        dispatcher=dp, bot=bot, secret_token=secret, handle_in_background=False
+    ).register(app, path=path)
     setup_application(app, dp, bot=bot)  # the dispatcher's startup and shutdown hooks
     mount(app, dp, bot)
     runner = web.AppRunner(app, access_log=None)

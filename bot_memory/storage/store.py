@@ -380,6 +380,40 @@ class Store:
             telegram_message_id=telegram_message_id,
         )
 
+    async def recorded_before(
+        self, scope: Scope, telegram_message_id: int, text: str, sent_at: datetime
+    ) -> tuple[SourceMessage, str] | None:
+        """The request a redelivered update opened the first time, with its status: the same
+        Telegram message of this scope, with the same text and date (a kept database that meets
+        a message ID again from another run is not a redelivery). None when there is none."""
+        row = await self.pool.fetchrow(
+            "SELECT m.id AS message_id, m.speaker_id, m.thread_id, r.id AS request_id, r.status"
+            " FROM messages m JOIN requests r ON r.workspace_id = m.workspace_id"
+            " AND r.user_message_id = m.id"
+            " WHERE m.workspace_id = $1 AND m.bot_id = $2 AND m.chat_id = $3"
+            " AND m.telegram_message_id = $4 AND m.role = 'user' AND m.scope_key = $5"
+            " AND m.content_hash = $6 AND m.sent_at = $7",
+            scope.workspace,
+            scope.bot_id,
+            scope.chat_id,
+            telegram_message_id,
+            scope.key,
+            content_hash(text),
+            sent_at,
+        )
+        if row is None:
+            return None
+        source = SourceMessage(
+            message_id=row["message_id"],
+            request_id=row["request_id"],
+            scope=scope,
+            text=text,
+            speaker_id=row["speaker_id"],
+            thread_id=row["thread_id"],
+            telegram_message_id=telegram_message_id,
+        )
+        return source, row["status"]
+
     async def find_messages(
         self, bot_id: int, chat_id: int, telegram_message_ids: list[int]
     ) -> dict[str, list[int]]:

@@ -13,6 +13,7 @@ from aiogram.exceptions import TelegramAPIError
 from aiogram.types import Chat, Message, TelegramObject, Update, User
 
 from bot_memory.access import Gate, LookupFailed, MemberStatus
+from bot_memory.ingress import on_redelivery
 from bot_memory.logs import get_logger
 from bot_memory.scopes import Scope, resolve_scope
 from bot_memory.service import Memory, MemoryUnavailable
@@ -35,6 +36,7 @@ GATE_KEY = "memory_gate"
 DIRECTED_KEY = "memory_directed"
 RECORDED_KEY = "memory_recorded"
 UNAVAILABLE_KEY = "memory_unavailable"  # directed, but PostgreSQL is away: held for later
+DROPPED_KEY = "memory_dropped"  # a redelivered update answered already: not handled again
 NAMES_KEY = "memory_names"  # user id -> first name seen in updates, for the /memory screen
 
 # resolver(chat, user) -> workspace name, or None when memory does not apply to that chat.
@@ -65,6 +67,7 @@ class MemoryMiddleware(BaseMiddleware):
         self._resolver = resolver
         self._known_chats: set[tuple[int, int]] = set()
         self._known_after_purges = 0
+        self._handling: set[int] = set()  # requests whose handlers run in this process now
         # First names seen in updates, for "who said it" on the /memory screen (bounded).
         self.names: dict[int, str] = {}
 
@@ -125,9 +128,25 @@ class MemoryMiddleware(BaseMiddleware):
             await self._ingress(message, data)
         except Exception:  # memory must never take the host's bot down
             log.exception("memory.record_failed", update_id=getattr(event, "update_id", None))
+        if data.get(DROPPED_KEY):
+            return None  # a redelivery of an update handled already (or being handled)
         source: SourceMessage | None = data.get(SOURCE_KEY)
         if source is None:
             return await handler(event, data)
+        self._handling.add(source.request_id)
+        try:
+            return await self._handled(handler, event, message, data, source)
+        finally:
+            self._handling.discard(source.request_id)
+
+    async def _handled(
+        self,
+        handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]],
+        event: TelegramObject,
+        message: Message,
+        data: dict[str, Any],
+        source: SourceMessage,
+    ) -> Any:
         watch(data["bot"])
         capture = Capture(chat_id=message.chat.id)
         token = current_capture.set(capture)
@@ -232,23 +251,42 @@ class MemoryMiddleware(BaseMiddleware):
             data[UNAVAILABLE_KEY] = True  # the host's handlers still run, without memory
             return
         if source is None:
-            # A redelivered update (recorded the first time); or a database that outlived
-            # another run whose message IDs were the same (a test kit on a kept database).
-            # Either way the handlers run without memory: said, so it is never a silent pass.
-            log.warning(
-                "memory.already_recorded",
-                chat_id=message.chat.id,
-                message_id=message.message_id,
-                workspace=scope.workspace,
-                reason="this Telegram message was recorded before; handled without memory",
-            )
-            return
+            source = await self._redelivered(message, scope, text, data)
+            if source is None:
+                return
         gate = Gate(self._memory.access, scope, requester, member_lookup(bot))
         quoted, forwarded = message_flags(message)
         data[SOURCE_KEY] = source
         data[GATE_KEY] = gate
         data[RECORDED_KEY] = True
         data[TURN_KEY] = self._memory.turn(source, gate=gate, quoted=quoted, forwarded=forwarded)
+
+    async def _redelivered(
+        self, message: Message, scope: Scope, text: str, data: dict[str, Any]
+    ) -> SourceMessage | None:
+        """This Telegram message was recorded before: a redelivered update (ingress/
+        redelivery.py decides), or a database that outlived another run whose message IDs were
+        the same (a test kit on a kept database), which is handled without memory. Each is
+        said, so none is a silent pass. The request to handle again with, if any."""
+        first = await self._memory.store.recorded_before(
+            scope, message.message_id, text, message.date
+        )
+        where = {"chat_id": message.chat.id, "message_id": message.message_id}
+        if first is None:
+            log.warning(
+                "memory.already_recorded",
+                **where,
+                workspace=scope.workspace,
+                reason="this Telegram message was recorded before; handled without memory",
+            )
+            return None
+        source, status = first
+        decided = on_redelivery(status, handling_here=source.request_id in self._handling)
+        log.info("memory.redelivered", **where, request=source.request_id, outcome=decided)
+        if decided == "drop":
+            data[DROPPED_KEY] = True
+            return None
+        return source if decided == "again" else None
 
     async def _know_chat(self, bot: Bot, chat: Chat, workspace: str) -> None:
         """Once per chat: ask Telegram for its auto-delete timer, so that memory never keeps a

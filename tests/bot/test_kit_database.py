@@ -72,18 +72,36 @@ async def test_two_sessions_on_one_database_url_each_get_memory(host_database_ur
     assert await kit_databases(host_database_url) == before  # both dropped on the way out
 
 
-async def test_a_redelivered_update_is_handled_without_memory_and_says_so(
+async def test_a_redelivered_update_answered_already_is_dropped_and_says_so(
     host_database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with running_bot(host, workspace="test") as bot:
         first = bot.send("remember that my cat is Mochi")
         await bot.emu.wait_for_sent(1)
         await bot.settled()
-        with caplog.at_level(logging.WARNING, logger="bot_memory_aiogram"):
+        with caplog.at_level(logging.INFO, logger="bot_memory_aiogram"):
             bot.emu.push_update({"message": first["message"]})  # Telegram delivers it again
+            await bot.emu.wait_idle(quiet=0.3)
+        assert len(bot.emu.sent) == 1  # not answered twice
+        [said] = [r for r in caplog.records if "memory.redelivered" in r.getMessage()]
+        assert said.levelno == logging.INFO
+        assert said.fields["outcome"] == "drop"  # type: ignore[attr-defined]
+        assert said.fields["message_id"] == first["message"]["message_id"]  # type: ignore[attr-defined]
+
+
+async def test_a_message_id_met_again_with_other_text_is_handled_without_memory_and_says_so(
+    host_database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database that outlived another run whose message IDs were the same: not a redelivery."""
+    async with running_bot(host, workspace="test") as bot:
+        first = bot.send("remember that my cat is Mochi")
+        await bot.emu.wait_for_sent(1)
+        await bot.settled()
+        other = {**first["message"], "text": "what is my cat called?"}
+        with caplog.at_level(logging.WARNING, logger="bot_memory_aiogram"):
+            bot.emu.push_update({"message": other})
             [_, again] = await bot.emu.wait_for_sent(2)
         assert again.params["text"] == "host llm (memory turn: False)"
         [warning] = [r for r in caplog.records if "memory.already_recorded" in r.getMessage()]
         assert warning.levelno == logging.WARNING
-        assert warning.fields["message_id"] == first["message"]["message_id"]  # type: ignore[attr-defined]
         assert "recorded before" in warning.fields["reason"]  # type: ignore[attr-defined]

@@ -132,6 +132,11 @@ async def test_run_takes_updates_by_webhook(db_url: str, tmp_path: Path) -> None
             emu.push_message(chat_id=12, user_id=12, text="remember that the boat is Aurora")
             [reply] = await emu.wait_for_sent(1, timeout=30)
             assert reply.params["text"] == "Noted. I'll remember that."
+            # Telegram is answered once the update is handled, after the reply went out.
+            for _ in range(100):
+                if emu.webhook_statuses:
+                    break
+                await asyncio.sleep(0.05)
             assert set(emu.webhook_statuses) == {200}
             conn = await asyncpg.connect(db_url)
             try:
