@@ -6,13 +6,16 @@ noun is in, and only that memory."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import pytest
 
 from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from tests.support.e2e import Env
+from tests.support.e2e import Env, running
 
 USER = 1001
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=USER, user_id=USER)
@@ -56,7 +59,18 @@ def searches(env: Env) -> float:
     return float(value or 0.0)
 
 
-async def test_a_chinese_greeting_adds_nothing_to_the_block_and_costs_no_search(env: Env) -> None:
+@pytest.fixture
+async def quiet(db_url: str) -> AsyncIterator[Env]:
+    """No worker beside the bot: the scope stays in its directory (a consolidated index could
+    name the hobby record by itself)."""
+    async with running(db_url, run_worker=False) as e:
+        yield e
+
+
+async def test_a_chinese_greeting_adds_nothing_to_the_block_and_costs_no_search(
+    quiet: Env,
+) -> None:
+    env = quiet
     # The hobby record is older than the eight the directory shows: only a match brings it.
     hobby = await add(env.memory, "爱好", "我喜欢好看的电影，尤其是好莱坞的", T0)
     for day in range(1, 10):
