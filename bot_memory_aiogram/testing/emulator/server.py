@@ -51,8 +51,16 @@ class EmulatorServer(LoopbackServer):
         self.webhook_url = ""
         #: ``secret_token`` of ``setWebhook``, sent back in a header with every post.
         self.webhook_secret = ""
-        #: The HTTP status of every webhook post, in order (a refused one is posted again).
+        #: The HTTP status of every webhook post, in order (a refused one is posted again);
+        #: 0 for a post that got no answer (a dropped connection, or none within the timeout).
         self.webhook_statuses: list[int] = []
+        #: As Telegram does, a webhook post not answered within this many seconds counts as
+        #: failed and the update is delivered again (the handler may still be running).
+        self.webhook_timeout_seconds = 10.0
+        #: How often an update is posted before it is given up on (Telegram stops retrying too);
+        #: what was given up is in :attr:`dropped_updates`.
+        self.webhook_max_attempts = 20
+        self.dropped_updates: list[JsonDict] = []
         self._delivery: asyncio.Task[None] | None = None
         #: Commands set via ``setMyCommands``, keyed by ``"<scope type>:<language>"``.
         self.commands: dict[str, list[Any]] = {}

@@ -135,9 +135,11 @@ class UpdateMethods(EmulatorRecords):
 
     async def _post_updates(self) -> None:
         """Telegram's side of a webhook: the oldest update is posted until the bot accepts it
-        (2xx), then the next; a refused or failed post is retried shortly."""
+        (2xx), then the next; a refused, dropped or timed-out post is delivered again after a
+        backoff, up to ``webhook_max_attempts`` times (then it is dropped)."""
         refused = 0
-        async with aiohttp.ClientSession() as http:
+        timeout = aiohttp.ClientTimeout(total=self.webhook_timeout_seconds)
+        async with aiohttp.ClientSession(timeout=timeout) as http:
             while self.webhook_url and not self._closing:
                 kept = [u for u in self._updates if self._update_allowed(u)]
                 if len(kept) != len(self._updates):
@@ -157,10 +159,18 @@ class UpdateMethods(EmulatorRecords):
                         accepted = 200 <= resp.status < 300
                         if accepted:
                             answer = await _method_in(resp)
-                except (aiohttp.ClientError, OSError):
+                except (aiohttp.ClientError, OSError, TimeoutError):
+                    self.webhook_statuses.append(0)
                     accepted = False
                 if not accepted:  # again, backing off as Telegram does (here up to a second)
                     refused += 1
+                    if refused >= self.webhook_max_attempts:
+                        refused = 0
+                        if update in self._updates:
+                            self._updates.remove(update)
+                        self.dropped_updates.append(update)
+                        self._notify()
+                        continue
                     await asyncio.sleep(min(0.05 * 2 ** (refused - 1), 1.0))
                     continue
                 refused = 0
