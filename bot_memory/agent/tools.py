@@ -391,7 +391,14 @@ class ToolExecutor:
         result = await control.acting(self.gate_for(ctx), who, act)
         if result.outcome in _REFUSALS:
             self._refused(ctx, args.action, result.outcome, who.reason)
-        answer = {"action": args.action, "outcome": result.outcome, "memory_ids": result.memory_ids}
+        answer: dict[str, Any] = {
+            "action": args.action,
+            "outcome": result.outcome,
+            "memory_ids": result.memory_ids,
+        }
+        if result.left:  # what the model must tell the user was not forgotten, and why
+            answer["left"] = result.left
+            answer["left_because"] = _LEFT_BECAUSE
         await self._store.keep_tool_result(source, call_id, "manage_memory", answer)
         return answer
 
@@ -457,6 +464,11 @@ class ToolExecutor:
                 )
         return {"excerpts": excerpts}
 
+
+_LEFT_BECAUSE = (
+    "these records hold what other members said (or share their messages with one that "
+    "does): only a group admin can forget them, with the buttons of the /memory screen"
+)
 
 # Outcomes of manage_memory that are refusals: logged with their reason.
 _REFUSALS = frozenset(

@@ -9,7 +9,7 @@ returns, whatever the answer does later.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
 
@@ -96,7 +96,8 @@ async def apply(
         else:
             ids = [r.id for r in await tx.valid_records(scope.key) if matches(r, subject)]
         asker = _asker(scope, source.speaker_id, who)
-        reach = await _reach(tx, scope, ids, subject, flag=(source.request_id, asker))
+        may = _may(scope, source.speaker_id, who)
+        reach = await _reach(tx, scope, ids, subject, flag=(source.request_id, asker), may=may)
         return await _forget(tx, reach, source.speaker_id, subject, memory_id, who, now)
 
 
@@ -181,11 +182,16 @@ async def forget_record(
     async with store.transaction(scope.workspace) as tx:
         # One trip takes the lock, reads the scope and what forgetting the record reaches, and
         # flags the answers in flight (undone below when nothing is forgotten after all).
-        reach = await _reach(tx, scope, [record_id], "", flag=(None, asker))
+        may = _may(scope, actor_id, who)
+        reach = await _reach(tx, scope, [record_id], "", flag=(None, asker), may=may)
         if reach.state.suspended and who.reason != "operator":
             tx.undo()
             return ControlResult("forget", "unavailable")  # an operator may still clean up
         return await _forget(tx, reach, actor_id, "", record_id, who, now)
+
+
+def _may(scope: Scope, actor_id: int, who: Membership) -> Callable[[MemoryRecord], bool]:
+    return lambda record: may_forget(record, scope, actor_id, who)
 
 
 def _may_forget_all(scope: Scope, actor_id: int, who: Membership) -> bool:
@@ -329,7 +335,7 @@ async def _keep_out(
     built = [r.id for r in await tx.dependents(doomed) if r.valid and r.scope_key == scope.key]
     if built:
         flag = (source.request_id, _asker(scope, actor, who))
-        reach = await _reach(tx, scope, built, "", flag=flag)
+        reach = await _reach(tx, scope, built, "", flag=flag)  # all or nothing: no `may`
         refused = [r.id for r in reach.reached if r.valid and not may_forget(r, scope, actor, who)]
         if refused:
             tx.undo()
@@ -358,7 +364,10 @@ async def _forget(
     now: datetime,
 ) -> ControlResult:
     """Decide on what `_reach` read (its answers in flight flagged) and carry it out: one
-    more statement, or none (and the flags undone) when nothing is forgotten after all."""
+    more statement, or none (and the flags undone) when nothing is forgotten after all.
+
+    What the actor may forget goes; a chosen record they may not (someone else's words in it),
+    or whose sources another such record shares, is left, said in the result for an admin."""
     scope = reach.state.scope
     chosen = reach.chosen
     if memory_id and chosen and subject and not matches(chosen[0], subject):
@@ -376,25 +385,38 @@ async def _forget(
             return ControlResult("forget", "nothing_to_forget")
         await _carry_out(tx, scope, [], pending, rearm_at=None)
         return ControlResult("forget", "forgotten", [])
-    if not all(may_forget(r, scope, actor_id, who) for r in chosen):
+    left = [r.id for r in reach.left]
+    if len(left) == len(chosen):  # nothing the actor may forget without another's words
         tx.undo()
-        return ControlResult("forget", "not_allowed", [r.id for r in chosen])
+        if not all(may_forget(r, scope, actor_id, who) for r in chosen):
+            return ControlResult("forget", "not_allowed", [r.id for r in chosen])
+        _refused_cascade(scope, reach.blocked)
+        return ControlResult("forget", "cascade_not_allowed", reach.blocked)
     reached = reach.reached
-    refused = [r for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
+    refused = [r.id for r in reached if r.valid and not may_forget(r, scope, actor_id, who)]
     if refused:
-        # The cascade would take someone else's memory with it: all or nothing.
-        log.info(
-            "memory.forget_refused",
-            scope=scope.key,
-            reason="cascade reaches records the actor may not forget",
-            records=[r.id for r in refused],
-        )
+        # Only through an answer repeating it (the sources were checked in `_reach`): the
+        # answer cannot be split, so all or nothing.
+        _refused_cascade(scope, refused)
         tx.undo()
-        return ControlResult("forget", "cascade_not_allowed", [r.id for r in refused])
+        return ControlResult("forget", "cascade_not_allowed", refused)
     doomed = _all_messages(reached) | reach.answers
     doomed |= _mentioning(reach.unextracted, reached, subject)
     await _carry_out(tx, scope, reached, doomed, rearm_at=now)
-    return ControlResult("forget", "forgotten", [r.id for r in reached])
+    gone = [r.id for r in reached]
+    if left:
+        log.info("memory.forget_partly", scope=scope.key, forgotten=gone, left=left)
+        return ControlResult("forget", "partly_forgotten", gone, left)
+    return ControlResult("forget", "forgotten", gone)
+
+
+def _refused_cascade(scope: Scope, records: list[str]) -> None:
+    log.info(
+        "memory.forget_refused",
+        scope=scope.key,
+        reason="cascade reaches records the actor may not forget",
+        records=records,
+    )
 
 
 async def _carry_out(
@@ -417,9 +439,11 @@ class _Reach:
 
     state: ScopeState  # the scope, as stored (a default one if nothing is)
     chosen: list[MemoryRecord]  # the records named that exist, valid, in the scope
-    reached: list[MemoryRecord]  # they, every record sharing their sources, the answers'
+    reached: list[MemoryRecord]  # those that go, every record sharing their sources, the answers'
     answers: set[int]  # answers the bot gave with what is forgotten that repeat it
     unextracted: list[tuple[int, str]]  # messages not extracted yet (read after the flag)
+    left: list[MemoryRecord] = field(default_factory=list)  # chosen, but the actor may not
+    blocked: list[str] = field(default_factory=list)  # others' records that made them stay
 
 
 async def _reach(
@@ -429,11 +453,17 @@ async def _reach(
     subject: str,
     *,
     flag: tuple[int | None, int | None] | None,
+    may: Callable[[MemoryRecord], bool] | None = None,
 ) -> _Reach:
     """What forgetting these records takes along: they, every record sharing their sources,
     and the answers that repeat them with the records built on those answers, in one trip
     that takes the workspace lock first (bm_forget_reach). `flag`: (the forget's request,
-    whose exchanges) to flag the answers in flight and read what is not extracted yet."""
+    whose exchanges) to flag the answers in flight and read what is not extracted yet.
+
+    `may`: whether the actor may forget a record. Then only the chosen records the actor may
+    forget whose sources no record they may not forget shares go; the rest are `left`. A
+    record's sources go with it, so forgetting one whose sources a record with others' words
+    shares would take that record too (or leave it built on what is forgotten): both stay."""
     request_id, asker = flag if flag is not None else (None, None)
     raw = await tx.forgetting.reach(
         scope.key, ids, flag=flag is not None, request_id=request_id, asker=asker
@@ -446,7 +476,21 @@ async def _reach(
     unextracted = raw.unextracted
     if not chosen:
         return _Reach(state, [], [], set(), unextracted)
-    reached = forget_closure([records[i] for i in raw.dependents], {r.id for r in chosen})
+    pool = [records[i] for i in raw.dependents]
+    left: list[MemoryRecord] = []
+    blocked: list[str] = []
+    reached = forget_closure(pool, {r.id for r in chosen})
+    if may is not None and any(r.valid and not may(r) for r in reached):
+        # Record by record (an admin's or a private owner's forget never gets here).
+        for record in chosen:
+            stopping = [r.id for r in forget_closure(pool, {record.id}) if r.valid and not may(r)]
+            if stopping:
+                left.append(record)
+                blocked += [i for i in stopping if i != record.id and i not in blocked]
+        going = {r.id for r in chosen} - {r.id for r in left}
+        if not going:
+            return _Reach(state, chosen, [], set(), unextracted, left, blocked)
+        reached = forget_closure(pool, going)
     # Answers the bot gave with what is forgotten that repeat it (every answer depends on the
     # whole index it was shown, so dependency alone would take unrelated ones), and the
     # records built on those answers, follow.
@@ -455,21 +499,37 @@ async def _reach(
     if answers:
         known = {r.id for r in reached}
         built = sorted((records[i] for i in raw.answer_dependents), key=lambda r: r.id)
-        reached += [r for r in built if r.id not in known and r.message_ids & answers]
-    return _Reach(state, chosen, reached, answers, unextracted)
+        following = [r for r in built if r.id not in known and r.message_ids & answers]
+        if may is not None:
+            # An answer a record with others' words is built on stays, with that record.
+            for record in following:
+                if record.valid and not may(record):
+                    answers -= record.message_ids
+            following = [r for r in following if r.message_ids & answers]
+        reached += following
+    return _Reach(state, chosen, reached, answers, unextracted, left, blocked)
 
 
 @dataclass(frozen=True)
 class ForgetPreview:
-    """What forgetting some records would remove, decided now; nothing is changed."""
+    """What forgetting some records would remove, and what it would leave, decided now;
+    nothing is changed."""
 
     chosen: list[str]  # the chosen records that exist in the scope
-    reached: list[MemoryRecord]  # they and every record that would go with them
-    refused: list[str]  # records among `reached` this actor may not forget
+    reached: list[MemoryRecord]  # those that go and every record that would go with them
+    refused: list[str]  # records this actor may not forget that a forget would have to take
+    left: list[MemoryRecord] = field(default_factory=list)  # chosen records that would stay
 
     @property
     def allowed(self) -> bool:
-        return bool(self.chosen) and not self.refused
+        """Whether something goes (what is left is said beside it)."""
+        return bool(self.chosen) and bool(self.reached) and not self.refused
+
+    @property
+    def going(self) -> list[str]:
+        """The chosen records that go."""
+        stay = {r.id for r in self.left}
+        return [i for i in self.chosen if i not in stay]
 
 
 async def forget_preview(
@@ -478,13 +538,17 @@ async def forget_preview(
     """The same reach and rules as forget_record, read only (the Mini App's confirm step)."""
     if not who.member:
         return ForgetPreview([], [], [])
+    may = _may(scope, actor_id, who)
     try:
         async with store.transaction(scope.workspace) as tx:
-            reach = await _reach(tx, scope, record_ids, "", flag=None)
+            reach = await _reach(tx, scope, record_ids, "", flag=None, may=may)
     except WorkspaceGone:
         return ForgetPreview([], [], [])
-    refused = [r.id for r in reach.reached if r.valid and not may_forget(r, scope, actor_id, who)]
-    return ForgetPreview([r.id for r in reach.chosen], reach.reached, refused)
+    chosen = [r.id for r in reach.chosen]
+    refused = [r.id for r in reach.reached if r.valid and not may(r)]
+    if reach.left and not reach.reached:  # nothing goes: refused as a forget would be
+        refused = [r.id for r in reach.left if not may(r)] or reach.blocked
+    return ForgetPreview(chosen, reach.reached, refused, reach.left)
 
 
 def _all_messages(records: list[MemoryRecord]) -> set[int]:

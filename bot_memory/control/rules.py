@@ -20,6 +20,7 @@ from bot_memory.scopes import Scope
 Outcome = Literal[
     "remembered",
     "forgotten",
+    "partly_forgotten",  # a member's forget: what they may went, records with others' words left
     "nothing_to_forget",
     "enabled",
     "disabled",
@@ -41,10 +42,19 @@ class ControlResult:
     action: str
     outcome: Outcome
     memory_ids: list[str] = field(default_factory=list)
+    # Records a forget matched and left: they hold others' words, or their sources do.
+    left: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
-        return self.outcome in ("remembered", "forgotten", "enabled", "disabled", "kept_out")
+        return self.outcome in (
+            "remembered",
+            "forgotten",
+            "partly_forgotten",
+            "enabled",
+            "disabled",
+            "kept_out",
+        )
 
 
 # --- authorization (pure) -----------------------------------------------------------------------
@@ -68,16 +78,25 @@ async def acting(
     """Run an action (spoken, pressed or a tool call) with this standing. An admin standing from
     the cache is confirmed with Telegram first (a demoted admin keeps no powers); refused as a
     non-admin on a cached standing, it runs once more if Telegram now says admin (someone
-    promoted within the cache's lifetime is an admin at once)."""
+    promoted within the cache's lifetime is an admin at once). A forget that left what only an
+    admin may forget is carried on as an admin the same way, and the two said as one."""
     who = await gate.confirmed(who)
     result = await act(who)
     if result.outcome in _ADMIN_REFUSALS and (admin := await gate.promoted(who)):
         result = await act(admin)
+    elif result.outcome == "partly_forgotten" and (admin := await gate.promoted(who)):
+        rest = await act(admin)
+        done = result.memory_ids + [m for m in rest.memory_ids if m not in result.memory_ids]
+        left = rest.left if rest.outcome == "partly_forgotten" else []
+        result = ControlResult(
+            result.action, "partly_forgotten" if left else "forgotten", done, left
+        )
     return result
 
 
 def may_forget(record: MemoryRecord, scope: Scope, actor_id: int, who: Membership) -> bool:
-    """A participant may forget records whose statements are all theirs; others need an admin."""
+    """A participant may forget records whose statements are all theirs; others need an admin.
+    (A forget takes what the actor may and leaves the rest: `actions._reach`.)"""
     if scope.is_private:
         return scope.user_id == actor_id or who.admin
     return who.admin or (bool(record.speaker_ids) and set(record.speaker_ids) == {actor_id})

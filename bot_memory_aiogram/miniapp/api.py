@@ -404,9 +404,9 @@ class MiniAppApi:
         ids = await self._chosen(c, request, now)
         store, scope, actor = self.memory.store, c.scope, c.user.id
         shown = await forget_preview(store, scope, ids, actor_id=actor, who=c.who)
-        if shown.refused and (admin := await c.gate.promoted(c.who)):  # as `acting` does
+        if (shown.refused or shown.left) and (admin := await c.gate.promoted(c.who)):
             shown = await forget_preview(store, scope, ids, actor_id=actor, who=admin)
-            c = Caller(c.user, c.language, scope, c.gate, admin)
+            c = Caller(c.user, c.language, scope, c.gate, admin)  # as `acting` does
         reader = self._reader(c)
         visible = [r for r in shown.reached if await reader.readable(r)]
         body: dict[str, Any] = {
@@ -417,6 +417,9 @@ class MiniAppApi:
         }
         if body["hidden"]:
             body["hidden_message"] = self._t(c, "page-preview-hidden", count=body["hidden"])
+        if shown.left and shown.allowed:  # what a forget would leave, of what was chosen
+            body["left"] = await self._records_json(c, shown.left)
+            body["left_message"] = self._t(c, "page-preview-left", count=len(shown.left))
         if not shown.allowed:
             chosen_refused = set(shown.refused) & set(shown.chosen)
             key = "memory-not-allowed" if chosen_refused else "memory-cascade-not-allowed"
@@ -431,16 +434,18 @@ class MiniAppApi:
         # All or nothing where it can be known beforehand: the preview's verdict first.
         shown = await forget_preview(store, scope, ids, actor_id=actor, who=c.who)
         who = c.who
-        if shown.refused and (admin := await c.gate.promoted(c.who)):
+        if (shown.refused or shown.left) and (admin := await c.gate.promoted(c.who)):
             who = admin
             shown = await forget_preview(store, scope, ids, actor_id=actor, who=admin)
-        if shown.refused:
+        if shown.refused:  # nothing this actor may forget goes without someone else's words
             chosen_refused = set(shown.refused) & set(shown.chosen)
             outcome = "not_allowed" if chosen_refused else "cascade_not_allowed"
             status, key = _OUTCOMES[outcome]
             raise Refusal(status, outcome, key)
         forgotten: list[str] = []
-        for rid in ids:  # each through the chat's own forget: the rules, cascade and tombstones
+        left = [r.id for r in shown.left]  # what the preview said stays stays
+        for rid in shown.going:
+            # Each through the chat's own forget: the rules, cascade and tombstones.
 
             async def forget_one(w: Membership, rid: str = rid) -> ControlResult:
                 return await forget_record(store, scope, rid, actor_id=actor, who=w, now=now)
@@ -454,12 +459,12 @@ class MiniAppApi:
                 if not forgotten:
                     raise Refusal(status, result.outcome, key)
                 break
-        return web.json_response(
-            {
-                "forgotten": forgotten,
-                "message": self._t(c, "memory-forgotten", count=len(forgotten)),
-            }
-        )
+        if left and forgotten:
+            message = self._t(c, "memory-partly-forgotten", count=len(forgotten), left=len(left))
+        else:
+            message = self._t(c, "memory-forgotten", count=len(forgotten))
+        body = {"forgotten": forgotten, "message": message}
+        return web.json_response(body | ({"left": left} if left else {}))
 
     async def switch(self, request: web.Request) -> web.Response:
         c = await self.caller(request)

@@ -25,6 +25,7 @@ log = get_logger(__name__)
 REPLIES: dict[Outcome, str] = {
     "remembered": "memory-remembered",
     "forgotten": "memory-forgotten",
+    "partly_forgotten": "memory-partly-forgotten",
     "nothing_to_forget": "memory-nothing-to-forget",
     "enabled": "memory-enabled",
     "disabled": "memory-disabled",
@@ -120,5 +121,5 @@ async def on_memory_request(
     key = REPLIES[result.outcome]
     if key in TOPIC_REPLIES and in_topic(message):
         key += "-topic"
-    text = t(language, key, count=len(result.memory_ids))
+    text = t(language, key, count=len(result.memory_ids), left=len(result.left))
     await deliver(message, bot, memory, memory_source, text)

@@ -363,10 +363,11 @@ async def _forget(p: Press) -> str | None:
     if result.outcome == "nothing_to_forget":
         await p.alert("screen-gone")
         return None
-    if result.outcome != "forgotten":
+    if result.outcome not in ("forgotten", "partly_forgotten"):
         await p.alert(_REPLY.get(result.outcome, "memory-not-allowed"))
         return None
-    return p.texts(p.language, "memory-forgotten", count=len(result.memory_ids))
+    key = "memory-partly-forgotten" if result.left else "memory-forgotten"
+    return p.texts(p.language, key, count=len(result.memory_ids), left=len(result.left))
 
 
 async def _toggle(p: Press) -> str | None:

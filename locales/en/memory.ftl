@@ -4,6 +4,13 @@ memory-forgotten = { $count ->
     [one] Done: I forgot one memory.
    *[other] Done: I forgot { $count } memories.
 }
+memory-partly-forgotten = { $count ->
+    [one] Done: I forgot one memory.
+   *[other] Done: I forgot { $count } memories.
+} { $left ->
+    [one] One memory is left: it includes what others said (or shares its messages with one that does), so only a group admin can forget it, with the buttons under /memory.
+   *[other] { $left } memories are left: they include what others said (or share their messages with one that does), so only a group admin can forget them, with the buttons under /memory.
+}
 memory-kept-out = { $count ->
     [0] Okay, that stays out of my memory.
     [one] Okay, that stays out of my memory, and I forgot the memory that already held it.
@@ -103,6 +110,10 @@ page-back = Back
 page-preview = { $count ->
     [one] This memory will be forgotten:
    *[other] These { $count } memories will be forgotten:
+}
+page-preview-left = { $count ->
+    [one] This memory stays: it includes what others said (or shares its messages with one that does), so only a group admin can forget it.
+   *[other] These { $count } memories stay: they include what others said (or share their messages with one that does), so only a group admin can forget them.
 }
 page-preview-hidden = { $count ->
     [one] …and 1 more memory you cannot see.

@@ -3,6 +3,7 @@ memory-forgotten = { $count ->
     [0] 好的，我不会记住这件事。
    *[other] 好的，已忘记 { $count } 条记忆。
 }
+memory-partly-forgotten = 好的，已忘记 { $count } 条记忆。还剩 { $left } 条：其中包含其他人的发言（或与这样的记忆共用消息），只有群管理员可以忘记，可用 /memory 下的按钮。
 memory-kept-out = { $count ->
     [0] 好的，这些不会进入我的记忆。
    *[other] 好的，这些不会进入我的记忆；已经记下它的 { $count } 条记忆也已忘记。
@@ -96,6 +97,7 @@ page-list-separator = 、
 page-jobs-line = 任务 — { $jobs }
 page-back = 返回
 page-preview = 将忘记这 { $count } 条记忆：
+page-preview-left = 这 { $count } 条记忆会保留：其中包含其他人的发言（或与这样的记忆共用消息），只有群管理员可以忘记。
 page-preview-hidden = …还有 { $count } 条你看不到的记忆。
 page-problems = { $count ->
     [0] 没有需要运维处理的任务。

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
 from bot_memory_aiogram import setup
+from bot_memory_aiogram.i18n import t
 from bot_memory_aiogram.miniapp import mount
 from bot_memory_aiogram.miniapp.tickets import Ticket, issue, ticket_key
 from bot_memory_aiogram.testing import TestBot, running_bot
@@ -335,14 +336,21 @@ async def test_a_participant_forgets_only_what_is_theirs(app: App) -> None:
     refused = await bo.post("api/forget", {"ids": [standup]})
     assert refused.status_code == 403 and refused.json()["error"] == "not_allowed"
     assert await app.ids("standup") == [standup]
-    both = await bo.post("api/forget", {"ids": [fridays, standup]})  # all or nothing
-    assert both.status_code == 403 and await app.ids("Fridays") == [fridays]
     preview = (await bo.post("api/preview", {"ids": [fridays]})).json()
     assert preview["allowed"] and [r["id"] for r in preview["records"]] == [fridays]
-    assert preview["message"] == "This memory will be forgotten:"
-    done = await bo.post("api/forget", {"ids": [fridays]})
-    assert done.json() == {"forgotten": [fridays], "message": "Done: I forgot one memory."}
-    assert await app.ids("Fridays") == []
+    assert preview["message"] == "This memory will be forgotten:" and "left" not in preview
+    # Both chosen: what is theirs goes, the rest is listed as left, and the forget does so.
+    preview = (await bo.post("api/preview", {"ids": [fridays, standup]})).json()
+    assert preview["allowed"] and [r["id"] for r in preview["records"]] == [fridays]
+    assert [r["id"] for r in preview["left"]] == [standup]
+    assert preview["left_message"] == t("en", "page-preview-left", count=1)
+    both = await bo.post("api/forget", {"ids": [fridays, standup]})
+    assert both.status_code == 200 and both.json() == {
+        "forgotten": [fridays],
+        "left": [standup],
+        "message": t("en", "memory-partly-forgotten", count=1, left=1),
+    }
+    assert await app.ids("Fridays") == [] and await app.ids("standup") == [standup]
     tombstones = await app.bot.memory.store.pool.fetchval("SELECT count(*) FROM tombstones")
     assert tombstones >= 1  # the chat's forget: tombstones, not just a deleted row
     gone = await bo.post("api/forget", {"ids": [fridays]})

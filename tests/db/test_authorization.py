@@ -7,9 +7,11 @@ import json
 
 import pytest
 
+from bot_memory import control
 from bot_memory.access.gate import ItemView, Membership, MemberStatus, Requester
 from bot_memory.agent.tools import ToolContext
 from bot_memory.intents import recognize
+from bot_memory.retention.verify import find_traces
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.storage.store import SourceMessage
@@ -362,3 +364,93 @@ async def test_memory_control_confirms_a_cached_admin_as_the_adapter_does(memory
     memory.access.note(42, GROUP.chat_id, 2001, MemberStatus(status="member"))
     gate = memory.gate(GROUP, Requester(user_id=2001, chat_id=GROUP.chat_id), now_an_admin)
     assert (await memory.control(request, src, gate=gate)).outcome == "disabled"
+
+
+async def test_a_member_forget_takes_what_they_may_and_leaves_the_cascade_into_others(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    """Their note goes; their extracted record stays, since its sources are shared with a
+    record holding 2002's words (forgetting it would take that one, or leave it built on
+    what is forgotten); the preview says the same, and an admin can forget what is left."""
+    remember = recognize("remember that my parking spot is B12")
+    assert remember is not None
+    asked = await memory.record(GROUP, text="remember that my parking spot is B12", speaker_id=2001)
+    assert asked is not None
+    await memory.begin(asked, kind="memory_control")
+    [note] = (await memory.control(remember, asked, who=MEMBER)).memory_ids
+    await memory.finish(asked, status="succeeded", answer_text="Noted.", bot_id=42)
+    await exchange(memory, GROUP, "my parking spot is by the lift", 2001)
+    await memory.pipeline.tick()
+    [own] = [r for r in (await view(memory)).valid_records(GROUP.key) if r.id != note]
+    assert own.speaker_ids == [2001]
+    s1 = await exchange(memory, GROUP, "I share the spot on Fridays", 2002)
+    llm.script(
+        {
+            "role": "assistant",
+            "content": json.dumps(
+                {
+                    "title": "Sharing",
+                    "summary": "2002 shares 2001's spot on Fridays",
+                    "source_ids": [s1.source_id],
+                    "memory_ids": [own.id],
+                }
+            ),
+        }
+    )
+    await memory.pipeline.tick()
+    [shared] = [
+        r.id for r in (await view(memory)).valid_records(GROUP.key) if 2002 in r.speaker_ids
+    ]
+
+    shown = await control.forget_preview(
+        memory.store, GROUP, [note, own.id], actor_id=2001, who=MEMBER
+    )
+    assert shown.allowed and [r.id for r in shown.reached] == [note]
+    assert [r.id for r in shown.left] == [own.id] and shown.going == [note]
+
+    forget = recognize("forget my parking spot")
+    assert forget is not None
+    src = await said(memory, GROUP, "forget my parking spot", 2001)
+    result = await memory.control(forget, src, who=MEMBER)
+    # Today's code: "not_allowed", nothing forgotten.
+    assert (result.outcome, result.memory_ids, result.left) == (
+        "partly_forgotten",
+        [note],
+        [own.id],
+    )
+    assert result.changed
+    rows = await memory.store.pool.fetch("SELECT id FROM memory_records ORDER BY id")
+    assert {r["id"] for r in rows} == {own.id, shared}
+    traces = await find_traces(memory.store, "test", texts=["B12"], after="forget")
+    assert [x for x in traces if not x.expected] == []  # the note is in no table but messages
+
+    again = await said(memory, GROUP, "forget my parking spot", 2001)
+    result = await memory.control(forget, again, who=ADMIN)
+    assert result.outcome == "forgotten" and set(result.memory_ids) == {own.id, shared}
+
+
+async def test_manage_memory_says_what_a_member_forget_left(memory: Memory) -> None:
+    remember = recognize("remember that my bike is red")
+    assert remember is not None
+    asked = await memory.record(GROUP, text="remember that my bike is red", speaker_id=2001)
+    assert asked is not None
+    await memory.begin(asked, kind="memory_control")
+    [note] = (await memory.control(remember, asked, who=MEMBER)).memory_ids
+    await memory.finish(asked, status="succeeded", answer_text="Noted.", bot_id=42)
+    await exchange(memory, GROUP, "my bike has a basket", 2001)
+    await exchange(memory, GROUP, "I borrowed the bike on Monday", 2002)
+    await memory.pipeline.tick()
+    [shared] = [r.id for r in (await view(memory)).valid_records(GROUP.key) if r.id != note]
+    src = await said(memory, GROUP, "forget my bike", 2001)
+    gate = memory.gate(GROUP, Requester(user_id=2001, chat_id=GROUP.chat_id))
+
+    async def as_member(chat_id: int, user_id: int) -> MemberStatus:
+        return MemberStatus(status="member")
+
+    gate.lookup = as_member
+    ctx = ToolContext(source=src, gate=gate)
+    answer = await tool(
+        memory, ctx, "manage_memory", {"action": "forget", "sourceId": src.source_id}
+    )
+    assert answer["outcome"] == "partly_forgotten" and answer["memory_ids"] == [note]
+    assert answer["left"] == [shared] and "admin" in str(answer["left_because"])

@@ -501,6 +501,11 @@
     $("preview-list").replaceChildren(...data.records.map((r) => card(r, false)));
     $("preview-hidden").textContent = data.hidden_message || "";
     $("preview-hidden").hidden = !data.hidden;
+    // What a forget would leave (others' words in it): said, listed, not forgotten.
+    const left = data.left || [];
+    $("preview-left").textContent = data.left_message || "";
+    $("preview-left").hidden = !left.length;
+    $("preview-left-list").replaceChildren(...left.map((r) => card(r, false)));
     $("confirm").hidden = !data.allowed || !!main;
     show("preview");
     setBack(() => closePreview(from));
