@@ -138,6 +138,9 @@ class MemorySettings(BaseSettings):
     # member may have this many messages in flight or waiting; beyond it a flood's excess is
     # skipped, with one notice.
     member_max_queued: int = Field(default=12, ge=1)
+    # A group member holds at most this many of the chat's slots, so that messages a slow model
+    # holds cannot take every slot while another member waits (below chat_max_in_flight).
+    member_max_in_flight: int = Field(default=3, ge=1)
 
     # --- retention ----------------------------------------------------------------------------
     message_retention_days: float | None = None  # keep messages no longer than this (none: chat's)
