@@ -147,8 +147,8 @@ class MemorySettings(BaseSettings):
     inactive_prune_days: int = 30
     workspace_max_records: int = 256
     # The cap shared fairly: past it, a scope (or one speaker's notes) holding more than this
-    # share of it gives its least recently used records first; the workspace's least recently
-    # used only when nobody is over their share.
+    # share of it gives its least recently used records first; when nobody is over their share,
+    # the least recently used of the scopes holding the most (never a smaller one's last).
     scope_max_share: float = Field(default=0.5, gt=0, le=1)
 
     # --- authorization ------------------------------------------------------------------------
