@@ -39,8 +39,10 @@ _PLACEHOLDER = re.compile(
     r"\[REDACTED\](?:[\s:/|,;-]*+\[REDACTED\])*+"
     r"|(?i:none|null|nil|undefined|true|false|empty|n/a|todo|tbd|redacted|hidden|masked"
     r"|removed|example|placeholder|dummy|required|optional|secret|password|token|value"
-    r"|pass|pwd|test|changeme|changeit)"
+    r"|pass|pwd|test|changeme|changeit|foo|bar|baz|qux|foobar"  # metasyntactic names
+    r"|(?:api|access|secret|private|client)?[-_]?key)"  # a key's name: secretKey: api-key
     r"|[01]"  # a switch: PuttyPassword=0
+    r"|!!?[A-Za-z]++"  # a YAML tag, the value follows: token: !vault |, !Ref DbPassword
     r"|\$\{\{?.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]|\$env:.*"
     r"|\{\{.*"
     r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\{[^{}]*[()][^{}]*\}"  # {name}, {base64(user:pass)}

@@ -445,6 +445,8 @@ LOOK_ALIKES: list[str] = [
     "password: DB_PASSWORD",
     "export TOKEN=${VAR} && run --token $TOKEN --password ${DB_PASSWORD}",
     'password "<your-password>"',
+    "token: !vault |",  # a YAML tag: the value follows
+    "secretKey: foo\n    - secretKey: api-key",  # a store's key names
     # UUIDs in URLs, git SHAs, other flags and commands
     "https://example.com/users/123e4567-e89b-12d3-a456-426614174000/settings",
     "see https://github.com/example/repo/commit/" + fake(HEX, 40, "sha2"),
