@@ -138,14 +138,17 @@ class MemorySettings(BaseSettings):
     # member may have this many messages in flight or waiting; beyond it a flood's excess is
     # skipped, with one notice.
     member_max_queued: int = Field(default=12, ge=1)
+    # A group member holds at most this many of the chat's slots, so that messages a slow model
+    # holds cannot take every slot while another member waits (below chat_max_in_flight).
+    member_max_in_flight: int = Field(default=3, ge=1)
 
     # --- retention ----------------------------------------------------------------------------
     message_retention_days: float | None = None  # keep messages no longer than this (none: chat's)
     inactive_prune_days: int = 30
     workspace_max_records: int = 256
     # The cap shared fairly: past it, a scope (or one speaker's notes) holding more than this
-    # share of it gives its least recently used records first; the workspace's least recently
-    # used only when nobody is over their share.
+    # share of it gives its least recently used records first; when nobody is over their share,
+    # the least recently used of the scopes holding the most (never a smaller one's last).
     scope_max_share: float = Field(default=0.5, gt=0, le=1)
 
     # --- authorization ------------------------------------------------------------------------

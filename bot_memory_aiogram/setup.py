@@ -84,6 +84,7 @@ def setup(
             texts,
             max_in_flight=settings.chat_max_in_flight,
             member_max_queued=settings.member_max_queued,
+            member_max_in_flight=settings.member_max_in_flight,
             burst=settings.sender_burst_messages,
             per_second=settings.sender_messages_per_second,
             metrics=memory.metrics,

@@ -39,8 +39,10 @@ _PLACEHOLDER = re.compile(
     r"\[REDACTED\](?:[\s:/|,;-]*+\[REDACTED\])*+"
     r"|(?i:none|null|nil|undefined|true|false|empty|n/a|todo|tbd|redacted|hidden|masked"
     r"|removed|example|placeholder|dummy|required|optional|secret|password|token|value"
-    r"|pass|pwd|test|changeme|changeit)"
+    r"|pass|pwd|test|changeme|changeit|foo|bar|baz|qux|foobar"  # metasyntactic names
+    r"|(?:api|access|secret|private|client)?[-_]?key)"  # a key's name: secretKey: api-key
     r"|[01]"  # a switch: PuttyPassword=0
+    r"|!!?[A-Za-z]++"  # a YAML tag, the value follows: token: !vault |, !Ref DbPassword
     r"|\$\{\{?.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]|\$env:.*"
     r"|\{\{.*"
     r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\{[^{}]*[()][^{}]*\}"  # {name}, {base64(user:pass)}
@@ -109,6 +111,7 @@ _PROSE_NOT_SECRET = re.compile(
     r"|0x[0-9A-Fa-f]{40}"  # a (public) wallet address
     r"|v?[0-9]+(?:\.[0-9]+)++"  # a version or an address: 1.2.3, 10.0.0.1
     r"|(?:[a-z0-9-]++\.)++[a-z]{2,12}(?::[0-9]{1,5})?"  # a host: sm02915.int.contoso.com:25
+    r"|@[A-Za-z][A-Za-z0-9_]{2,31}"  # a mention: "Secret: @alice knows"
     r"|(?i:base(?:32|58|64)|sha-?[0-9]{1,3}|md[45]|utf-?(?:8|16|32)|argon2(?:id|i|d)?"
     r"|pbkdf2|aes-?[0-9]{3}|rsa-?[0-9]{3,4}|ed25519|x25519|[0-9]fa|gpt-?[0-9a-z.-]*"
     r"|[0-9]++(?:chars?|characters?|digits?|letters?|symbols?|bytes?|bits?|[smhdwk]|ms|mins?"
@@ -131,7 +134,8 @@ def _looks_secret(value: str, *, password: bool, bare: bool, hint: bool) -> bool
         return True
     if value.isdigit():  # "my password is 20240817"; a bare "password 12345678" is not enough
         return password and not bare and not hint
-    return any(ch in _SECRET_SYMBOLS for ch in value) and any(ch.isalpha() for ch in value)
+    symbols = value.rstrip("!")  # "Secret: Lisbon!": an exclamation, no symbol of a secret
+    return any(ch in _SECRET_SYMBOLS for ch in symbols) and any(ch.isalpha() for ch in value)
 
 
 def _digit_and_letter(value: str) -> bool:
@@ -312,20 +316,37 @@ def _trim_unquoted(text: str, start: int, end: int) -> int:
 
 
 _GOES_ON = re.compile(rf"{_BLANK}++[^\W\d_]")
+# "Secret: I'm pregnant", "The secret: Don't tell": the value is a word cut at a contraction.
+_CONTRACTION = re.compile(r"['’][^\W\d_]")
 
 
 def _in_sentence(m: re.Match[str], end: int) -> bool:
     """'password: see the vault', 'token = await getToken()': a separator, then words that go on
     as a sentence; the value must look like a secret there.  Not 'PGPASSWORD=x psql' (a shell
     assignment before a command) and not a value that ends its line."""
+    if _CONTRACTION.match(m.string, end):
+        return True
     sep = m.group("sep")
     if sep is None or ("=" in sep and sep.strip() == sep and ":" not in sep):
         return False
     return _GOES_ON.match(m.string, end) is not None
 
 
+# A label written as a word in a sentence ("bus pass: expired", "Secret: surprise party",
+# "API key: revoked", "Password: forgotten"), not as a config key (DB_PASSWORD=, apiKey:,
+# password=): its unquoted value after a spaced separator must look like a secret.
+_WORD_KEY = re.compile(r"[^\W\d_][^\W\d_A-ZА-ЯЁ]*+(?: [^\W\d_]++)*+")
+
+
+def _label_in_prose(m: re.Match[str], key: str) -> bool:
+    sep = m.group("sep")
+    if sep is None or sep.strip() == sep or m.start("uq") < 0 or m.start("kq") >= 0:
+        return False
+    return _WORD_KEY.fullmatch(key) is not None
+
+
 def _value_span(
-    m: re.Match[str], strength: int, password: bool, flag: bool, end_uq: int = -1
+    m: re.Match[str], strength: int, password: bool, flag: bool, end_uq: int = -1, key: str = ""
 ) -> Span | None:
     text = m.string
     for group in _QUOTED_GROUPS:
@@ -352,12 +373,15 @@ def _value_span(
         if value.startswith("-"):
             return None
         bare = False  # "--password x": the flag is the separator
+    in_prose = group == "uq" and not flag and _label_in_prose(m, key)
     prose = (
         bare
         or m.start("prose") >= 0
         or m.start("comma") >= 0
+        or in_prose
         or (group == "uq" and not flag and _in_sentence(m, end))
     )
+    password = password or in_prose  # "Secret: aB3$kd9Lq2": the password's bar
     hint = strength == _HINT
     if (prose or hint) and not _looks_secret(value, password=password, bare=bare, hint=hint):
         return None
@@ -474,11 +498,11 @@ def kv_spans(text: str, positions: list[int]) -> list[Span]:
             m = _TAIL.match(text, key[1])
         if key is None or m is None:
             continue
-        _, _, strength, password, flag = key
+        key_start, key_end, strength, password, flag = key
         end_uq = -1
         if m.end("uq") - m.start("uq") == _UNQUOTED_MAX:  # a long run: measured once
             end_uq = done = _VALUE_RUN.match(text, m.start("uq")).end()  # type: ignore[union-attr]
-        span = _value_span(m, strength, password, flag, end_uq)
+        span = _value_span(m, strength, password, flag, end_uq, text[key_start:key_end])
         if span is not None:
             out.append(span)
             done = max(done, span[1])

@@ -680,7 +680,8 @@ $$;
 -- most if it holds more than its share of the cap (bm_fair_share), else from the whole
 -- workspace; within that, the least recently used note of the speaker with the most notes there
 -- if they are over the same share, else the least recently used record there; with nobody over
--- their share it is the workspace's plain LRU. Rows: the added record with its retention
+-- their share it is the least recently used of the scopes holding the most, so a scope's last
+-- memories never go while another holds more. Rows: the added record with its retention
 -- boundary (no later than the earliest of its sources'), then the evicted.
 CREATE OR REPLACE FUNCTION bm_record_store(c jsonb)
 RETURNS TABLE (id text, scope_key text, added boolean, available_until timestamptz)
@@ -696,6 +697,7 @@ DECLARE
         (c->'limits'->>'max_records')::integer,
         coalesce((c->'limits'->>'max_share')::real, 1.0));
     total integer;
+    top integer;
     big_key text;
     big_speaker bigint;
     held integer;
@@ -728,6 +730,7 @@ BEGIN
         SELECT o.scope_key, count(*) INTO big_key, held FROM memory_records o
             WHERE o.workspace_id = ws GROUP BY o.scope_key
             ORDER BY count(*) DESC, o.scope_key LIMIT 1;
+        top := held;
         IF held <= share THEN
             big_key := NULL;
         END IF;
@@ -744,10 +747,12 @@ BEGIN
                   AND big_speaker = ANY(o.speaker_ids) AND o.id <> r.id
                 ORDER BY o.last_used_at, o.created_at, o.id LIMIT 1;
         END IF;
-        IF victim IS NULL THEN  -- the least recently used there
+        IF victim IS NULL THEN  -- the least recently used there, of the scopes holding the most
             SELECT o.id INTO victim FROM memory_records o
-                WHERE o.workspace_id = ws AND (big_key IS NULL OR o.scope_key = big_key)
-                  AND o.id <> r.id
+                WHERE o.workspace_id = ws AND o.id <> r.id
+                  AND (o.scope_key = big_key OR big_key IS NULL AND o.scope_key IN (
+                      SELECT t.scope_key FROM memory_records t WHERE t.workspace_id = ws
+                      GROUP BY t.scope_key HAVING count(*) = top))
                 ORDER BY o.workspace_id, o.last_used_at, o.created_at, o.id LIMIT 1;
         END IF;
         EXIT WHEN victim IS NULL;

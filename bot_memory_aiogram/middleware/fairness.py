@@ -13,7 +13,9 @@ work:
   waiting (round-robin), not to the oldest message, so one member's burst in a group cannot
   queue ahead of everyone else's; and in a group each member has at most `member_max_queued`
   (12) messages in flight or waiting, the excess skipped like a flood's (one notice per
-  flood). A private chat has one member: its sender's bucket bounds it, as before.
+  flood), and holds at most `member_max_in_flight` (3) of the chat's slots, so that one
+  member's messages held by a slow model never take every slot while another member waits. A
+  private chat has one member: its sender's bucket bounds it, as before.
 
 A script pushing thousands of messages thus gets a handful handled, and the rest of the bot's
 chats keep the pool's connections, the model and the event loop. Ordinary group traffic (not
@@ -61,12 +63,27 @@ class _Chat:
     """One chat's slots: who holds them, and who waits for one, member by member."""
 
     in_flight: int = 0
+    member_cap: int = 1  # slots one member may hold at once
+    holding: dict[int, int] = field(default_factory=dict)  # per member: slots held
     # The members with a message waiting, in turn order, each with its waiters (oldest first).
     turns: OrderedDict[int, deque[asyncio.Future[None]]] = field(default_factory=OrderedDict)
     pending: dict[int, int] = field(default_factory=dict)  # per member: in flight or waiting
 
     def idle(self) -> bool:
         return not self.pending
+
+    def may_hold(self, member: int) -> bool:
+        return self.holding.get(member, 0) < self.member_cap
+
+    def hold(self, member: int) -> None:
+        self.in_flight += 1
+        self.holding[member] = self.holding.get(member, 0) + 1
+
+    def unhold(self, member: int) -> None:
+        self.in_flight -= 1
+        self.holding[member] -= 1
+        if self.holding[member] == 0:
+            del self.holding[member]
 
 
 class FairShare(BaseMiddleware):
@@ -76,6 +93,7 @@ class FairShare(BaseMiddleware):
         *,
         max_in_flight: int,
         member_max_queued: int = 12,
+        member_max_in_flight: int = 3,
         burst: int,
         per_second: float,
         clock: Callable[[], float] = time.monotonic,
@@ -85,6 +103,7 @@ class FairShare(BaseMiddleware):
         self._texts = texts
         self._max_in_flight = max_in_flight
         self._member_max_queued = max(member_max_queued, 1)
+        self._member_max_in_flight = max(member_max_in_flight, 1)
         self._burst = burst
         self._per_second = per_second
         self._clock = clock
@@ -111,10 +130,11 @@ class FairShare(BaseMiddleware):
             self._skipped(bot, message, sender)
             return None
         key = (bot.id, message.chat.id)
+        alone = message.chat.type == "private"  # nobody else in the chat to hold back
         chat = self._chats.get(key)
         if chat is None:
-            chat = self._chats[key] = _Chat()
-        alone = message.chat.type == "private"  # nobody else in the chat to hold back
+            cap = self._max_in_flight if alone else self._member_max_in_flight
+            chat = self._chats[key] = _Chat(member_cap=min(cap, self._max_in_flight))
         if not alone and chat.pending.get(sender, 0) >= self._member_max_queued:
             self._metrics.fair_share_drop()
             self._buckets[(bot.id, message.chat.id, sender)].skipped += 1
@@ -126,7 +146,7 @@ class FairShare(BaseMiddleware):
             try:
                 return await handler(event, data)
             finally:
-                self._release(chat)
+                self._release(chat, sender)
         finally:
             chat.pending[sender] -= 1
             if chat.pending[sender] == 0:
@@ -135,9 +155,14 @@ class FairShare(BaseMiddleware):
                 del self._chats[key]
 
     async def _take_turn(self, chat: _Chat, sender: int) -> None:
-        """A slot at once if one is free and nobody waits; else this member's next turn."""
-        if chat.in_flight < self._max_in_flight and not chat.turns:
-            chat.in_flight += 1
+        """A slot at once if one is free, this member holds less than their share and nobody
+        who may take it waits; else this member's next turn."""
+        if (
+            chat.in_flight < self._max_in_flight
+            and chat.may_hold(sender)
+            and not any(chat.may_hold(member) for member in chat.turns)
+        ):
+            chat.hold(sender)
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiting = chat.turns.get(sender)
@@ -148,7 +173,7 @@ class FairShare(BaseMiddleware):
             await turn
         except asyncio.CancelledError:
             if turn.done() and not turn.cancelled():
-                self._release(chat)  # given the slot, then cancelled: pass it on
+                self._release(chat, sender)  # given the slot, then cancelled: pass it on
             else:
                 waiting = chat.turns.get(sender)
                 if waiting is not None and turn in waiting:
@@ -157,18 +182,22 @@ class FairShare(BaseMiddleware):
                         del chat.turns[sender]
             raise
 
-    def _release(self, chat: _Chat) -> None:
-        """A slot is free: the member first in turn gets it, and goes to the back of the turn."""
-        chat.in_flight -= 1
-        while chat.turns and chat.in_flight < self._max_in_flight:
-            member, waiting = next(iter(chat.turns.items()))
+    def _release(self, chat: _Chat, holder: int) -> None:
+        """A slot is free: the first member in turn who holds less than their share gets it,
+        and goes to the back of the turn; members at their share keep their place."""
+        chat.unhold(holder)
+        while chat.in_flight < self._max_in_flight:
+            member = next((m for m in chat.turns if chat.may_hold(m)), None)
+            if member is None:
+                return
+            waiting = chat.turns[member]
             turn = waiting.popleft()
             if waiting:
                 chat.turns.move_to_end(member)
             else:
                 del chat.turns[member]
             if not turn.done():
-                chat.in_flight += 1
+                chat.hold(member)
                 turn.set_result(None)
 
     def _admit(self, key: tuple[int, int, int]) -> bool:

@@ -85,11 +85,11 @@ async def test_one_members_burst_in_a_group_does_not_hold_back_another_member(
     """Fair share inside a group: a member's burst (within their bucket) takes its turn beside
     the others' messages, round-robin, instead of queueing ahead of all of them; what is over
     the member's bound is skipped with one notice."""
-    async with running(db_url) as env:  # the defaults: 4 in flight, 12 per member
+    async with running(db_url) as env:  # the defaults: 4 in flight, 3 and 12 per member
         env.llm.script(*["delay:0.5"] * 4)  # the burst's first four answers take a while
         for i in range(20):
             env.emu.push_message(**_in_group(ALICE, f"@memory_test_bot question {i}"))
-        await env.llm.wait_for_requests(4)  # four in flight, the rest of the burst waiting
+        await env.llm.wait_for_requests(3)  # her share in flight, the rest of the burst waiting
         env.emu.push_message(**_in_group(BOB, "@memory_test_bot remember that the demo is at 3"))
 
         async def bob_answered() -> bool:
@@ -117,6 +117,30 @@ async def test_one_members_burst_in_a_group_does_not_hold_back_another_member(
             ALICE,
         )
         assert recorded[0][0] == 12
+
+
+async def test_one_members_held_messages_leave_a_slot_for_another_member(db_url: str) -> None:
+    """A member holds at most `member_max_in_flight` of a group's slots: four of Alice's
+    messages whose answers never come cannot take all four, so Bob's message is recorded and
+    answered while hers are still held."""
+    async with running(db_url) as env:  # the defaults: 4 in flight, 3 per member
+        env.llm.script(*["hang"] * 4)
+        for i in range(4):
+            env.emu.push_message(**_in_group(ALICE, f"@memory_test_bot question {i}"))
+        await env.llm.wait_for_requests(3)  # three held; her fourth waits for her own slot
+        env.emu.push_message(**_in_group(BOB, "@memory_test_bot remember that the demo is at 3"))
+
+        async def bob_answered() -> bool:
+            return any(t.startswith("Noted") for t in await _replies(env, GROUP))
+
+        await wait_until(bob_answered)
+        recorded = await env.rows(
+            "SELECT speaker_id, count(*) FROM messages"
+            " WHERE chat_id = $1 AND role = 'user' GROUP BY speaker_id ORDER BY speaker_id",
+            GROUP,
+        )
+        assert [tuple(r) for r in recorded] == [(ALICE, 3), (BOB, 1)]
+        assert env.llm.calls_started == 3  # her fourth still waits behind her own three
 
 
 async def test_a_busy_group_gets_through_as_before(db_url: str) -> None:

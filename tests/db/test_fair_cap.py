@@ -1,7 +1,7 @@
 """The workspace's cap shared fairly: at `workspace_max_records` the records go from whoever
 holds the most, a scope (or one speaker's notes) over its share of the cap
-(`scope_max_share`) first, least recently used within it; the plain LRU of the workspace
-only when nobody is over their share."""
+(`scope_max_share`) first, least recently used within it; when nobody is over their share,
+the least recently used of the scopes holding the most, never a smaller scope's last."""
 
 from __future__ import annotations
 
@@ -74,7 +74,9 @@ async def test_one_speaker_in_a_group_evicts_their_own_notes(settings: MemorySet
         await memory.close()
 
 
-async def test_nobody_over_their_share_is_plain_lru(settings: MemorySettings) -> None:
+async def test_nobody_over_their_share_is_the_lru_of_those_holding_the_most(
+    settings: MemorySettings,
+) -> None:
     memory = await Memory.open(settings.model_copy(update={"workspace_max_records": 4}))
     try:
         ben = [
@@ -92,8 +94,35 @@ async def test_nobody_over_their_share_is_plain_lru(settings: MemorySettings) ->
             "remember that Carl owns a boat",
             NOW + _s(20),
         )
-        # Nobody holds more than 2 of 4 (Ben and Ada at it, not over it): the oldest goes.
+        # Nobody holds more than 2 of 4 (Ben and Ada at it, not over it): the oldest of theirs.
         assert set((await view(memory)).records) == set(ben[1:]) | set(ada) | {carl}
+    finally:
+        await memory.close()
+
+
+async def test_users_at_their_share_do_not_evict_a_third_users_only_memory(
+    settings: MemorySettings,
+) -> None:
+    memory = await Memory.open(settings.model_copy(update={"workspace_max_records": 4}))
+    try:
+        carl = await noted(
+            memory,
+            Scope(workspace="test", bot_id=42, kind="private", chat_id=9, user_id=9),
+            9,
+            "remember that Carl owns a boat",
+            NOW,
+        )
+        ben = [
+            await noted(memory, BEN, 8, f"remember that Ben owns bike {i}", NOW + _s(10 + i))
+            for i in range(2)
+        ]
+        ada = [
+            await noted(memory, ADA, 7, f"remember that Ada owns car {i}", NOW + _s(20 + i))
+            for i in range(2)
+        ]
+        # Ben and Ada each at their share (2 of 4), nobody over it: Carl's only memory, the
+        # workspace's least recently used, stays; the oldest of those holding the most goes.
+        assert set((await view(memory)).records) == {carl} | set(ben[1:]) | set(ada)
     finally:
         await memory.close()
 

@@ -445,6 +445,8 @@ LOOK_ALIKES: list[str] = [
     "password: DB_PASSWORD",
     "export TOKEN=${VAR} && run --token $TOKEN --password ${DB_PASSWORD}",
     'password "<your-password>"',
+    "token: !vault |",  # a YAML tag: the value follows
+    "secretKey: foo\n    - secretKey: api-key",  # a store's key names
     # UUIDs in URLs, git SHAs, other flags and commands
     "https://example.com/users/123e4567-e89b-12d3-a456-426614174000/settings",
     "see https://github.com/example/repo/commit/" + fake(HEX, 40, "sha2"),
@@ -507,6 +509,43 @@ def test_look_alike_survives(text: str) -> None:
 def test_all_look_alikes_together_survive() -> None:
     text = "\n".join(LOOK_ALIKES)
     assert redact(text) == text
+
+
+# A label written as a word in a sentence takes only a value that looks like a secret: not a
+# contraction's tail, not an everyday word after "pass" / "secret" / "password" / "token".
+LABEL_WORDS_IN_PROSE = [
+    "Secret: I'm pregnant",
+    "The secret: Don’t tell anyone",
+    "secret: we're moving to Lisbon!",
+    "bus pass: expired",
+    "Boarding pass: gate 12",
+    "Password: forgotten",
+    "Access token: revoked",
+    "API key: pending",
+    "Secret: @alice knows",
+    "Пароль: поменяла",
+    "Секрет: Lisbon",
+]
+LABELLED_IN_PROSE = [
+    ("Secret: §", fake(ALNUM + "$", 12, "lp1")),
+    ("bus pass: § (the app's code)", fake(ALNUM, 10, "lp2")),
+    ("Password: §", "hunter2" + "!"),
+    ("API key: §", fake(ALNUM, 32, "lp3")),
+    ("Пароль: §", fake(ALNUM, 10, "lp4")),
+    ("pass=§", "sunflower"),  # a config key takes any value
+    ("DB_PASSWORD: §", "sunflower"),
+]
+
+
+@pytest.mark.parametrize("text", LABEL_WORDS_IN_PROSE)
+def test_a_label_word_in_prose_leaves_an_ordinary_value(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("template", "secret"), LABELLED_IN_PROSE)
+def test_a_label_word_in_prose_still_takes_a_credential(template: str, secret: str) -> None:
+    out = redact(template.replace("§", secret))
+    assert out == template.replace("§", REDACTED), out
 
 
 def test_all_credentials_together() -> None:
