@@ -67,8 +67,9 @@ async def test_every_listed_metric_agrees_with_the_tables(env: Env) -> None:
     assert listed == {exposed_name(name) for name in SERIES}  # the page lists every series
 
     # A conversation answered by the model and a note, extracted and consolidated (a whole
-    # tick); a question and a new plan, answered with the index; then their extraction alone: its record makes the scope's index pending, and a consolidation waits
-    # for the planner. A photo without text is skipped.
+    # tick); a question and a new plan, answered with the index; then their extraction alone:
+    # its record makes the scope's index pending, and a consolidation waits for the planner.
+    # A photo without text is skipped.
     later = datetime.now(UTC) + timedelta(days=1)
     await env.say(1, chat_id=USER, user_id=USER, text=f"I plan a trip to Kyoto, key {KEY}")
     sent = await env.say(2, chat_id=USER, user_id=USER, text="remember that I like green tea")
