@@ -112,14 +112,17 @@ class Job(BaseModel):
 
 # Jobs by phase (finished ones stay a week: finished_job_retention_days), and the oldest due
 # job (not finished, its next attempt due) and scope (its wake-up due), by the indexes on them.
+# A scope due first carries the sentinel 'epoch' as its due_at, which is no time: it has been
+# due since due_since.
 _BACKLOG = """
 SELECT
     (SELECT coalesce(jsonb_object_agg(phase, n), '{}'::jsonb)
        FROM (SELECT phase, count(*) AS n FROM memory_jobs GROUP BY phase) AS j) AS jobs,
     (SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM memory_jobs
       WHERE phase IN ('extract', 'consolidate') AND next_attempt_at <= now()) AS job_lag,
-    (SELECT extract(epoch FROM now() - min(due_at)) FROM memory_scopes
-      WHERE due_at IS NOT NULL AND due_at <= now()) AS scope_lag
+    (SELECT extract(epoch FROM now() - min(CASE WHEN due_at = 'epoch'::timestamptz
+                THEN coalesce(due_since, now()) ELSE due_at END))
+       FROM memory_scopes WHERE due_at IS NOT NULL AND due_at <= now()) AS scope_lag
 """
 
 

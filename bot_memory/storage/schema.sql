@@ -222,6 +222,9 @@ CREATE TABLE memory_scopes (
     wakes             bigint NOT NULL DEFAULT 0,
     -- Every record the index was built from: its text may repeat any of them.
     index_candidates  text[] NOT NULL DEFAULT '{}',
+    -- While due_at is 'epoch' (due now, first), since when (bm_due_since): where the pipeline
+    -- lag starts. Left as it is when due_at moves on; read only beside the sentinel.
+    due_since         timestamptz,
     PRIMARY KEY (workspace_id, scope_key)
 );
 ALTER TABLE memory_scopes ALTER COLUMN recall SET STORAGE EXTERNAL;
@@ -579,6 +582,16 @@ BEGIN
         LEFT JOIN memory_scopes s ON s.workspace_id = ws AND s.scope_key = skey;
 END $$;
 
+-- A scope made due first (due_at = 'epoch', which the planner takes before any time): since
+-- when it has been due, for the pipeline lag. One already due first keeps its start, one due
+-- at a time past keeps that time (it was due then), any other is due from now.
+CREATE OR REPLACE FUNCTION bm_due_since(due_at timestamptz, due_since timestamptz)
+RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN due_at = 'epoch'::timestamptz THEN coalesce(due_since, now())
+        WHEN due_at <= now() THEN due_at ELSE now() END
+$$;
+
 -- Write back what a transaction changed, in key order (the order every writer of several scope
 -- rows keeps): the scopes whose states the application decided (`states`, as JSON), the scopes
 -- whose records changed (`touched`: their indexes are stale; a scope with no row is left alone)
@@ -621,7 +634,9 @@ BEGIN
                 index_candidates = s.index_candidates, index_built_at = s.index_built_at,
                 index_pending = s.index_pending, recall = s.recall,
                 due_at = CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
-                    THEN 'epoch'::timestamptz ELSE due_at END
+                    THEN 'epoch'::timestamptz ELSE due_at END,
+                due_since = CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
+                    THEN bm_due_since(due_at, due_since) ELSE due_since END
             WHERE workspace_id = ws AND scope_key = skey;
             CONTINUE;
         END IF;
@@ -633,16 +648,22 @@ BEGIN
         s := bm_derive(ws, s, directory_max, summary_chars);
         INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
             topic_id, enabled, suspended, off_since, off_ranges, extracted_through, index_text,
-            index_ids, index_built_at, index_pending, index_candidates, recall, due_at)
+            index_ids, index_built_at, index_pending, index_candidates, recall, due_at,
+            due_since)
         VALUES (ws, skey, s.kind, s.bot_id, s.chat_id, s.user_id, s.topic_id, s.enabled,
             s.suspended, s.off_since, s.off_ranges, s.extracted_through, s.index_text,
             s.index_ids, s.index_built_at, s.index_pending, s.index_candidates, s.recall,
             CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
-                THEN 'epoch'::timestamptz END)
+                THEN 'epoch'::timestamptz END,
+            CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended THEN now() END)
         ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
             due_at = CASE WHEN EXCLUDED.index_pending AND EXCLUDED.enabled
                 AND NOT EXCLUDED.suspended THEN 'epoch'::timestamptz
                 ELSE memory_scopes.due_at END,
+            due_since = CASE WHEN EXCLUDED.index_pending AND EXCLUDED.enabled
+                AND NOT EXCLUDED.suspended
+                THEN bm_due_since(memory_scopes.due_at, memory_scopes.due_since)
+                ELSE memory_scopes.due_since END,
             enabled = EXCLUDED.enabled, suspended = EXCLUDED.suspended,
             off_since = EXCLUDED.off_since, off_ranges = EXCLUDED.off_ranges,
             extracted_through = EXCLUDED.extracted_through, index_text = EXCLUDED.index_text,
@@ -1446,7 +1467,9 @@ BEGIN
         index_candidates = s.index_candidates, index_built_at = s.index_built_at,
         index_pending = s.index_pending, recall = s.recall,
         due_at = CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
-            THEN 'epoch'::timestamptz ELSE least(coalesce(due_at, at), at) END
+            THEN 'epoch'::timestamptz ELSE least(coalesce(due_at, at), at) END,
+        due_since = CASE WHEN s.index_pending AND s.enabled AND NOT s.suspended
+            THEN bm_due_since(due_at, due_since) ELSE due_since END
     WHERE workspace_id = ws AND scope_key = skey;
     IF cardinality(others) > 0 THEN  -- records of other scopes were evicted
         PERFORM bm_save_scopes(ws, '[]'::jsonb, others, '{}', NULL, directory_max,

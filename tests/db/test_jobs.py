@@ -99,3 +99,38 @@ async def test_new_messages_supersede_a_waiting_snapshot(memory: Memory) -> None
     [new] = await plan_due(ctx, datetime.now(UTC))
     phases = dict(await memory.store.pool.fetch("SELECT id, phase FROM memory_jobs"))
     assert phases == {old: "stopped", new: "extract"}
+
+
+async def test_the_lag_of_a_scope_due_first_is_how_long_it_has_waited(memory: Memory) -> None:
+    """A scope due first (due_at 'epoch', which the planner takes before any time) counts in
+    the pipeline lag from when it became due (due_since), never from 1970."""
+    for n in (1, 2):
+        await finished(memory, scope(n), f"message {n}")
+    pool = memory.store.pool
+    await pool.execute(
+        "UPDATE memory_scopes SET due_at = CASE WHEN chat_id = 1 THEN 'epoch'::timestamptz"
+        " ELSE now() + interval '1 hour' END, due_since = CASE WHEN chat_id = 1"
+        " THEN now() - interval '30 seconds' END"
+    )
+    backlog = await memory.store.jobs.backlog(timeout=5)
+    assert 30 <= backlog.lag_seconds < 40
+    assert (await memory.store.planning.due_scopes(datetime.now(UTC), 10))[0][1] == (
+        scope(1).key
+    )  # still first for the planner
+
+    # Since when a scope made due first has been due: one due first already keeps its start,
+    # one due at a past time keeps that time, any other (or one whose start is unknown, as
+    # after the upgrade) is due from now.
+    row = await pool.fetchrow(
+        """
+        SELECT bm_due_since('epoch', now() - interval '1 minute') = now() - interval '1 minute'
+                   AS kept,
+               bm_due_since(now() - interval '5 minutes', NULL) = now() - interval '5 minutes'
+                   AS past,
+               bm_due_since(now() + interval '5 minutes', now() - interval '1 day') = now()
+                   AS future,
+               bm_due_since(NULL, NULL) = now() AS unscheduled,
+               bm_due_since('epoch', NULL) = now() AS unknown
+        """
+    )
+    assert row is not None and all(row.values()), dict(row)

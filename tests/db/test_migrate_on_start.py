@@ -28,8 +28,9 @@ async def test_a_start_that_may_not_migrate_says_what_to_run(db_url: str) -> Non
         await conn.close()
     with pytest.raises(SchemaBehind) as caught:
         await Memory.open(make_settings(db_url, migrate_on_start=False))
+    previous = database.migrations()[-2].version  # numbers may leave a gap while branches land
     assert str(caught.value) == (
-        f"the database schema is at {latest - 1}, this version needs {latest}:"
+        f"the database schema is at {previous}, this version needs {latest}:"
         " run `bot-memory migrate`"
     )
 

@@ -26,7 +26,7 @@ import pytest
 from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.storage.database import latest_version
+from bot_memory.storage.database import latest_version, migrations
 from tests.conftest import make_settings, with_database
 from tests.support.helpers import MEMBER, view
 from tests.support.pooler import Bouncer, Cluster, pgbouncer_binary, postgres_bin
@@ -185,7 +185,7 @@ async def test_six_processes_open_at_once_twice(target: Target) -> None:
         failures = await asyncio.to_thread(finish, procs, START_SECONDS)
         assert failures == [], f"round {round_ + 1}: {failures}"
     assert await target.fetchval("SELECT max(version) FROM schema_migrations") == latest_version()
-    assert await target.fetchval("SELECT count(*) FROM schema_migrations") == latest_version()
+    assert await target.fetchval("SELECT count(*) FROM schema_migrations") == len(migrations())
     assert await advisory_locks(target) == 0
 
 
@@ -281,7 +281,7 @@ async def test_migrations_at_deploy_and_a_start_that_may_not_migrate(target: Tar
     direct = {"BOT_MEMORY_MIGRATION_DATABASE_URL": target.direct}
     done = run_cli(target, "migrate", **direct)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"applied {latest} migration(s): 001, 002,")
+    assert done.stdout.startswith(f"applied {len(migrations())} migration(s): 001, 002,")
     assert done.stdout.strip().endswith(f"the schema is at {latest}")
     again = run_cli(target, "migrate", **direct)
     assert again.stdout.strip() == f"the schema is current (at {latest}): nothing to apply"
