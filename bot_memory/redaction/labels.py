@@ -338,6 +338,9 @@ def _in_sentence(m: re.Match[str], end: int) -> bool:
 _WORD_KEY = re.compile(r"[^\W\d_][^\W\d_A-ZА-ЯЁ]*+(?: [^\W\d_]++)*+")
 
 
+_BARE_PASS = re.compile(r"(?i)(?<![^\W\d_])pass\Z")
+
+
 def _label_in_prose(m: re.Match[str], key: str) -> bool:
     sep = m.group("sep")
     if sep is None or sep.strip() == sep or m.start("uq") < 0 or m.start("kq") >= 0:
@@ -373,7 +376,10 @@ def _value_span(
         if value.startswith("-"):
             return None
         bare = False  # "--password x": the flag is the separator
-    in_prose = group == "uq" and not flag and _label_in_prose(m, key)
+    # A password's label keeps any value ("WiFi password: sunflower"); a bare "pass" is as
+    # often a ticket ("bus pass: expired").
+    ambiguous = not password or _BARE_PASS.search(key) is not None
+    in_prose = group == "uq" and not flag and ambiguous and _label_in_prose(m, key)
     prose = (
         bare
         or m.start("prose") >= 0

@@ -519,7 +519,6 @@ LABEL_WORDS_IN_PROSE = [
     "secret: we're moving to Lisbon!",
     "bus pass: expired",
     "Boarding pass: gate 12",
-    "Password: forgotten",
     "Access token: revoked",
     "API key: pending",
     "Secret: @alice knows",
@@ -532,6 +531,7 @@ LABELLED_IN_PROSE = [
     ("Password: §", "hunter2" + "!"),
     ("API key: §", fake(ALNUM, 32, "lp3")),
     ("Пароль: §", fake(ALNUM, 10, "lp4")),
+    ("WiFi password: §", "sunflower"),  # a password's label takes any value
     ("pass=§", "sunflower"),  # a config key takes any value
     ("DB_PASSWORD: §", "sunflower"),
 ]
