@@ -17,7 +17,7 @@ from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, Completion, ModelError
 from bot_memory.retrieval import RecallContext
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import Store
+from bot_memory.storage import SourceMessage, Store
 
 if TYPE_CHECKING:
     from bot_memory.agent.turn import Turn
@@ -132,7 +132,16 @@ class ReferenceAgent:
             workspace=source.scope.workspace,
             request_id=source.request_id,
             kind="answer",
-            key=f"req:{source.request_id}:answer:{round_no}",
+            key=_call_key(source, round_no),
             max_tokens=self._settings.answer_max_tokens,
         )
         return await self._charger.complete(charge, messages, tools=turn.tools)
+
+
+def _call_key(source: SourceMessage, round_no: int) -> str:
+    """One key per call of a request's turn: a call is sent at most once. An update delivered
+    again after its process died mid-turn calls afresh: that process's calls keep their keys
+    (their outcome unknown), and this delivery's are numbered after them."""
+    if source.earlier_calls == 0:
+        return f"req:{source.request_id}:answer:{round_no}"
+    return f"req:{source.request_id}:again{source.earlier_calls}:answer:{round_no}"

@@ -70,6 +70,9 @@ class SourceMessage:
     speaker_id: int
     thread_id: int
     telegram_message_id: int | None
+    # Model calls an earlier delivery of this update made for its request (it died before
+    # answering): a delivery again calls afresh, under keys of its own (agent/reference.py).
+    earlier_calls: int = 0
 
     @property
     def source_id(self) -> str:
@@ -387,7 +390,9 @@ class Store:
         Telegram message of this scope, with the same text and date (a kept database that meets
         a message ID again from another run is not a redelivery). None when there is none."""
         row = await self.pool.fetchrow(
-            "SELECT m.id AS message_id, m.speaker_id, m.thread_id, r.id AS request_id, r.status"
+            "SELECT m.id AS message_id, m.speaker_id, m.thread_id, r.id AS request_id, r.status,"
+            " (SELECT count(*) FROM usage_ledger l WHERE l.workspace_id = m.workspace_id"
+            " AND l.request_id = r.id) AS calls"
             " FROM messages m JOIN requests r ON r.workspace_id = m.workspace_id"
             " AND r.user_message_id = m.id"
             " WHERE m.workspace_id = $1 AND m.bot_id = $2 AND m.chat_id = $3"
@@ -411,6 +416,7 @@ class Store:
             speaker_id=row["speaker_id"],
             thread_id=row["thread_id"],
             telegram_message_id=telegram_message_id,
+            earlier_calls=row["calls"],
         )
         return source, row["status"]
 
