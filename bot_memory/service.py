@@ -363,7 +363,7 @@ class Memory:
         self, source: SourceMessage, *, kind: str = "chat", keep_open: bool = False
     ) -> None:
         """Mark the request running, pinned to the current provider and model."""
-        await self.store.start_request(
+        await self.store.requests.start(
             source,
             provider=self.model.provider,
             model=self.model.model,
@@ -387,7 +387,7 @@ class Memory:
 
         With the aiogram adapter this happens by itself when the handler returns; call it for
         requests a handler kept open (flags={"memory": "keep_open"})."""
-        closed = await self.store.finish_request(
+        closed = await self.store.requests.finish(
             source,
             status=status,
             now=now or datetime.now(UTC),

@@ -67,7 +67,7 @@ class Turn:
         """Pin the request to the current model and freeze its recall (once)."""
         if self.recall is None:
             parts = self.parts
-            await parts.store.start_request(
+            await parts.store.requests.start(
                 self.source, provider=parts.model.provider, model=parts.model.model, kind=self.kind
             )
             gate = parts.tools.gate_for(self.context)

@@ -70,7 +70,7 @@ class RequestCloser:
         another reason (one bad row) row by row, so the others still close."""
         for attempt, pause in enumerate((*self._retry_pauses, None)):
             try:
-                await self._store.close_unanswered(batch, idle_seconds=self._idle_seconds)
+                await self._store.requests.close_unanswered(batch, idle_seconds=self._idle_seconds)
                 return
             except Exception as exc:
                 if not is_connection_error(exc):

@@ -81,7 +81,7 @@ class Recorder:
     async def _unanswered(self, source: SourceMessage) -> None:
         """A message held through an outage was answered without memory: its request is
         history, closed as unanswered."""
-        closed = await self._store.finish_request(
+        closed = await self._store.requests.finish(
             source,
             status="unanswered",
             now=datetime.now(UTC),

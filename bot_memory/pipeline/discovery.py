@@ -1,7 +1,7 @@
 """Find idle, finished conversations and plan one extraction job per new source batch.
 
 Scheduling reads only what changed: finishing a request marks its scope due after the idle
-window (`store.schedule_scope`), and a tick looks at due scopes alone, so idle workspaces and
+window (`storage.schedule_scope`), and a tick looks at due scopes alone, so idle workspaces and
 old history cost nothing. A scope that cannot be planned (busy, off, the bot gone) is not looked
 at again until new input arrives.
 """

@@ -23,7 +23,7 @@ async def close_abandoned(ctx: PipelineContext, now: datetime) -> int:
     timeout."""
     kept = now - timedelta(seconds=ctx.settings.open_request_abandon_seconds)
     lost = now - timedelta(seconds=ctx.settings.request_timeout_seconds)
-    closed = await ctx.store.abandon_requests(kept_since=kept, since=lost, now=now)
+    closed = await ctx.store.requests.abandon(kept_since=kept, since=lost, now=now)
     if closed:
         log.info("pipeline.requests_abandoned", count=closed)
     return closed

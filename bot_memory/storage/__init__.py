@@ -41,18 +41,16 @@ from bot_memory.storage.jobs import Backlog, Job, Jobs, Snapshot, SnapshotSource
 from bot_memory.storage.ledger import Attempt, AttemptOutcome, BudgetRefused, Ledger, money
 from bot_memory.storage.limits import Limits, recall_limits
 from bot_memory.storage.operations import Operations, OperatorStatus
-from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
-from bot_memory.storage.search import Excerpt, Search
-from bot_memory.storage.store import (
-    ChatInfo,
+from bot_memory.storage.requests import (
     Closing,
+    Requests,
     RequestStatus,
-    ScopeSummary,
     SourceMessage,
-    Store,
-    UsageEntry,
     schedule_scope,
 )
+from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
+from bot_memory.storage.search import Excerpt, Search
+from bot_memory.storage.store import ChatInfo, ScopeSummary, Store, UsageEntry
 from bot_memory.storage.tenancy import MoveReport, Tenancy
 from bot_memory.storage.tickets import Tickets
 from bot_memory.storage.traces import Occurrence, Traces
@@ -92,6 +90,7 @@ __all__ = [
     "Operations",
     "OperatorStatus",
     "RequestStatus",
+    "Requests",
     "SchemaBehind",
     "ScopeSummary",
     "Search",

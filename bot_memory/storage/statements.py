@@ -8,7 +8,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bot_memory.storage.store import Closing, UsageEntry
+    from bot_memory.storage.requests import Closing
+    from bot_memory.storage.store import UsageEntry
 
 CLOSED_STATUSES = ("succeeded", "failed", "unanswered")
 

@@ -1,4 +1,5 @@
-"""Conversation rows, requests, usage and charges, and what memory knows of each chat.
+"""Conversation rows, usage and charges, and what memory knows of each chat; the requests
+table's statements are in `requests.py` (`Store.requests`).
 
 Ingress writes here in one short statement. Memory itself (records, scopes, tombstones) changes
 only inside `Store.locked`, the workspace transaction of `workspace.py`.
@@ -26,16 +27,14 @@ from bot_memory.storage.ledger import Ledger
 from bot_memory.storage.limits import Limits
 from bot_memory.storage.operations import Operations
 from bot_memory.storage.planning import Planning
+from bot_memory.storage.requests import Requests, SourceMessage
 from bot_memory.storage.rows import RECORD_COLUMNS, record_from_row
 from bot_memory.storage.search import Search
 from bot_memory.storage.statements import (
-    CLOSE,
     GIVEN,
     GIVEN_AND_NOTED,
     LEDGER_INSERT,
     RECORD,
-    RESCHEDULE,
-    closing_args,
     ledger_values,
 )
 from bot_memory.storage.tenancy import Tenancy
@@ -52,42 +51,6 @@ from bot_memory.storage.workspace import (
     workspace_transaction,
 )
 from bot_memory.terms import record_vector, text_vector
-
-RequestStatus = Literal[
-    "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
-]
-OPEN_STATUSES = ("queued", "running", "awaiting_approval")
-
-
-@dataclass(frozen=True)
-class SourceMessage:
-    """A recorded directed message and the interactive request it opened."""
-
-    message_id: int
-    request_id: int
-    scope: Scope
-    text: str
-    speaker_id: int
-    thread_id: int
-    telegram_message_id: int | None
-    # Model calls an earlier delivery of this update made for its request (it died before
-    # answering): a delivery again calls afresh, under keys of its own (agent/reference.py).
-    earlier_calls: int = 0
-
-    @property
-    def source_id(self) -> str:
-        return source_id(self.message_id)
-
-
-@dataclass(frozen=True)
-class Closing:
-    """A request to close with no answer to keep: failed, unanswered, or a command's."""
-
-    request_id: int
-    status: RequestStatus
-    at: datetime
-    error: str | None = None
-    kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +156,10 @@ class Store:
     @property
     def commits(self) -> Commits:
         return Commits(self.pool, self.limits)
+
+    @property
+    def requests(self) -> Requests:
+        return Requests(self.pool)
 
     @property
     def planning(self) -> Planning:
@@ -383,43 +350,6 @@ class Store:
             telegram_message_id=telegram_message_id,
         )
 
-    async def recorded_before(
-        self, scope: Scope, telegram_message_id: int, text: str, sent_at: datetime
-    ) -> tuple[SourceMessage, str] | None:
-        """The request a redelivered update opened the first time, with its status: the same
-        Telegram message of this scope, with the same text and date (a kept database that meets
-        a message ID again from another run is not a redelivery). None when there is none."""
-        row = await self.pool.fetchrow(
-            "SELECT m.id AS message_id, m.speaker_id, m.thread_id, r.id AS request_id, r.status,"
-            " (SELECT count(*) FROM usage_ledger l WHERE l.workspace_id = m.workspace_id"
-            " AND l.request_id = r.id) AS calls"
-            " FROM messages m JOIN requests r ON r.workspace_id = m.workspace_id"
-            " AND r.user_message_id = m.id"
-            " WHERE m.workspace_id = $1 AND m.bot_id = $2 AND m.chat_id = $3"
-            " AND m.telegram_message_id = $4 AND m.role = 'user' AND m.scope_key = $5"
-            " AND m.content_hash = $6 AND m.sent_at = $7",
-            scope.workspace,
-            scope.bot_id,
-            scope.chat_id,
-            telegram_message_id,
-            scope.key,
-            content_hash(text),
-            sent_at,
-        )
-        if row is None:
-            return None
-        source = SourceMessage(
-            message_id=row["message_id"],
-            request_id=row["request_id"],
-            scope=scope,
-            text=text,
-            speaker_id=row["speaker_id"],
-            thread_id=row["thread_id"],
-            telegram_message_id=telegram_message_id,
-            earlier_calls=row["calls"],
-        )
-        return source, row["status"]
-
     async def find_messages(
         self, bot_id: int, chat_id: int, telegram_message_ids: list[int]
     ) -> dict[str, list[int]]:
@@ -437,178 +367,6 @@ class Store:
         return found
 
     # --- requests ---------------------------------------------------------------------------------
-
-    async def start_request(
-        self,
-        source: SourceMessage,
-        *,
-        provider: str,
-        model: str,
-        kind: str = "chat",
-        keep_open: bool = False,
-    ) -> None:
-        await self.pool.execute(
-            "UPDATE requests SET status = 'running', provider = $3, model = $4, kind = $5,"
-            " keep_open = $6, updated_at = now() WHERE workspace_id = $1 AND id = $2"
-            " AND status IN ('queued', 'running')",
-            source.scope.workspace,
-            source.request_id,
-            provider,
-            model,
-            kind,
-            keep_open,
-        )
-
-    async def finish_request(
-        self,
-        source: SourceMessage,
-        *,
-        status: RequestStatus,
-        now: datetime,
-        idle_seconds: float,
-        answer_text: str | None = None,
-        answer_telegram_id: int | None = None,
-        bot_id: int | None = None,
-        error: str | None = None,
-        kind: str | None = None,
-    ) -> bool:
-        """Close a request, once (False when it was closed already). A succeeded one keeps its
-        answer as the assistant message, which depends on the sources of every record the
-        request was given and is retained no longer than the earliest of them."""
-        if status != "succeeded" or answer_text is None:
-            closing = Closing(source.request_id, status, now, error, kind)
-            return bool(await self.close_unanswered([closing], idle_seconds=idle_seconds))
-        async with transaction(self.pool) as conn:
-            # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
-            current = await conn.fetchrow(
-                "SELECT status, scope, recall_memory_ids, answer_erased, ARRAY(SELECT"
-                " substr(c, 2)::bigint FROM unnest(citation_source_ids) c WHERE c ~ '^m[0-9]+$')"
-                " AS cited FROM requests"
-                " WHERE id = $1 FOR UPDATE",
-                source.request_id,
-            )
-            if current is None or current["status"] not in OPEN_STATUSES:
-                return False
-            scope = Scope.model_validate_json(current["scope"])
-            answer_id = None
-            if answer_text is not None and status == "succeeded":
-                answer_id = await conn.fetchval(
-                    """
-                    WITH deps AS (
-                        SELECT s.message_id FROM record_sources s
-                        WHERE s.workspace_id = $1 AND s.record_id = ANY($8::text[])
-                        UNION SELECT unnest($11::bigint[])
-                    )
-                    INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
-                        telegram_message_id, speaker_id, role, text, content_hash, sent_at,
-                        retain_until, erased_at, erase_reason, search)
-                    SELECT $1, $2, $3, m.chat_id, m.thread_id, $4, $5, 'assistant',
-                        CASE WHEN $12 THEN NULL ELSE $6 END, $7, $9,
-                        least(
-                            (SELECT min(d.retain_until) FROM messages d
-                             WHERE d.workspace_id = $1 AND d.id IN (SELECT message_id FROM deps)),
-                            $9::timestamptz + make_interval(secs => (
-                                SELECT auto_delete_seconds FROM chats
-                                WHERE bot_id = $3 AND chat_id = m.chat_id
-                                AND auto_delete_seconds > 0))),
-                        CASE WHEN $12 THEN $9 END,
-                        CASE WHEN $12 THEN 'a source it was given was erased' END,
-                        CASE WHEN $12 THEN NULL ELSE $13::tsvector END
-                    FROM messages m WHERE m.workspace_id = $1 AND m.id = $10
-                    RETURNING id
-                    """,
-                    scope.workspace,
-                    scope.key,
-                    scope.bot_id,
-                    answer_telegram_id,
-                    bot_id or scope.bot_id,
-                    answer_text,
-                    content_hash(answer_text),
-                    list(current["recall_memory_ids"]),
-                    now,
-                    source.message_id,
-                    list(current["cited"]),
-                    current["answer_erased"],
-                    text_vector(answer_text),
-                )
-                if answer_id is not None and (current["recall_memory_ids"] or current["cited"]):
-                    # The answer depends on everything it was given: the sources of its records
-                    # and the chat excerpts it was shown.
-                    await conn.execute(
-                        "INSERT INTO message_deps (workspace_id, message_id, source_message_id)"
-                        " SELECT $1::text, $2::bigint, d FROM (SELECT s.message_id AS d"
-                        " FROM record_sources s WHERE s.workspace_id = $1"
-                        " AND s.record_id = ANY($3::text[]) UNION SELECT unnest($4::bigint[])) x"
-                        " ON CONFLICT DO NOTHING",
-                        scope.workspace,
-                        answer_id,
-                        list(current["recall_memory_ids"]),
-                        list(current["cited"]),
-                    )
-            await conn.execute(
-                "UPDATE requests SET status = $3, answer_message_id = $4, error = $5,"
-                " updated_at = now(), finished_at = $6, kind = coalesce($7, kind)"
-                " WHERE workspace_id = $1 AND id = $2",
-                scope.workspace,
-                source.request_id,
-                status,
-                answer_id,
-                error,
-                now,
-                kind,
-            )
-            await schedule_scope(conn, scope, now=now, idle_seconds=idle_seconds)
-            return True
-
-    async def close_unanswered(self, closings: list[Closing], *, idle_seconds: float) -> list[int]:
-        """Close requests that have no answer to keep (failed, unanswered, ...) and schedule
-        their scopes, in one statement however many: this runs for every directed message
-        nothing answered. Each request closes once (the first closing of it counts); returns the
-        IDs closed now."""
-        closed = await self.pool.fetch(
-            CLOSE,
-            *closing_args(closings, idle_seconds),
-        )
-        return [r["id"] for r in closed]
-
-    async def abandon_requests(
-        self, *, kept_since: datetime, since: datetime, now: datetime
-    ) -> int:
-        """Close open requests nothing touched since `since` (those a host kept open: since
-        `kept_since`) and schedule their scopes at once; how many closed."""
-        rows = await self.pool.fetch(
-            "UPDATE requests SET status = CASE WHEN keep_open THEN 'failed' ELSE 'unanswered' END,"
-            " error = CASE WHEN keep_open THEN 'abandoned: no outcome reported'"
-            " ELSE 'never closed: the handling process ended' END,"
-            " finished_at = $3, updated_at = now()"
-            " WHERE status IN ('queued', 'running', 'awaiting_approval')"
-            " AND updated_at < $2 AND (NOT keep_open OR updated_at < $1)"
-            " RETURNING scope",
-            kept_since,
-            since,
-            now,
-        )
-        for row in rows:
-            scope = Scope.model_validate_json(row["scope"])
-            await schedule_scope(self.pool, scope, now=now, idle_seconds=0)
-        return len(rows)
-
-    async def keep_open(self, source: SourceMessage) -> None:
-        """The host answers this request later and closes it itself."""
-        await self.pool.execute(
-            "UPDATE requests SET keep_open = true, updated_at = now() WHERE workspace_id = $1"
-            " AND id = $2",
-            source.scope.workspace,
-            source.request_id,
-        )
-
-    async def request_status(self, source: SourceMessage) -> str | None:
-        status: str | None = await self.pool.fetchval(
-            "SELECT status FROM requests WHERE workspace_id = $1 AND id = $2",
-            source.scope.workspace,
-            source.request_id,
-        )
-        return status
 
     async def set_recall(self, source: SourceMessage, memory_ids: list[str]) -> None:
         await self.pool.execute(
@@ -922,35 +680,6 @@ class Store:
             scope.key,
         )
         return None if raw is None else RecallRow.model_validate_json(raw)
-
-
-async def schedule_scope(
-    conn: asyncpg.Connection | asyncpg.Pool, scope: Scope, *, now: datetime, idle_seconds: float
-) -> None:
-    """Tell the worker to look at this scope once it has been idle for the window.
-
-    Scheduling only (last activity and the due time): memory state is not touched, so this
-    needs no workspace lock.
-    """
-    await conn.execute(
-        """
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
-            topic_id, last_activity, due_at, suspended)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8::timestamptz + make_interval(secs => $9),
-            coalesce((SELECT NOT bot_active FROM chats WHERE bot_id = $4 AND chat_id = $5),
-                false))
-        """
-        + RESCHEDULE,
-        scope.workspace,
-        scope.key,
-        scope.kind,
-        scope.bot_id,
-        scope.chat_id,
-        scope.user_id,
-        scope.topic_id,
-        now,
-        idle_seconds,
-    )
 
 
 def _chat_info(row: asyncpg.Record) -> ChatInfo:

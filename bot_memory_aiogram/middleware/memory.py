@@ -188,7 +188,7 @@ class MemoryMiddleware(BaseMiddleware):
         with others (no second statement on the handler's path)."""
         try:
             if capture.flag == "keep_open":
-                await self._memory.store.keep_open(source)
+                await self._memory.store.requests.keep_open(source)
                 return
             kind = None
             if _is_command(message) and capture.flag != "source":
@@ -268,7 +268,7 @@ class MemoryMiddleware(BaseMiddleware):
         redelivery.py decides), or a database that outlived another run whose message IDs were
         the same (a test kit on a kept database), which is handled without memory. Each is
         said, so none is a silent pass. The request to handle again with, if any."""
-        first = await self._memory.store.recorded_before(
+        first = await self._memory.store.requests.recorded_before(
             scope, message.message_id, text, message.date
         )
         where = {"chat_id": message.chat.id, "message_id": message.message_id}

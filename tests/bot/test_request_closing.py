@@ -14,8 +14,8 @@ from aiogram.types import Message
 from bot_memory.ingress.closing import RequestCloser
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
+from bot_memory.storage import Closing, Store
 from bot_memory.storage.statements import CLOSE, closing_args
-from bot_memory.storage.store import Closing, Store
 from bot_memory_aiogram import setup
 from bot_memory_aiogram.testing import running_bot
 from tests.support.statement_log import CountingPool
@@ -92,11 +92,11 @@ async def test_a_closing_that_was_never_written_is_closed_by_the_request_timeout
     source = await memory.record(SCOPE, text="hello", speaker_id=7, sent_at=now)
     assert source is not None
     # The process dies with the closing queued: nothing was written.
-    assert await memory.store.request_status(source) == "queued"
+    assert await memory.store.requests.status(source) == "queued"
     await memory.store.pool.execute("UPDATE requests SET updated_at = $1", now)
     later = datetime(2024, 5, 1, 1, tzinfo=UTC)
     await memory.pipeline.tick(now=later)
-    assert await memory.store.request_status(source) == "unanswered"
+    assert await memory.store.requests.status(source) == "unanswered"
 
 
 def returning_behind_a_slow_middleware(memory: Memory) -> Dispatcher:
@@ -189,7 +189,9 @@ async def test_a_closing_looks_its_requests_up_by_id_when_many_are_open(memory: 
         return ids
 
     quiet = await record(200, 0)
-    await store.close_unanswered([Closing(i, "unanswered", now) for i in quiet], idle_seconds=60)
+    await store.requests.close_unanswered(
+        [Closing(i, "unanswered", now) for i in quiet], idle_seconds=60
+    )
     await store.pool.execute("ANALYZE requests")
     busy = await record(1500, 1000)
     plan = await store.pool.fetchval(

@@ -14,7 +14,7 @@ from bot_memory.intents import recognize
 from bot_memory.retention.verify import find_traces
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from tests.conftest import make_settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.helpers import ADMIN, MEMBER, act, view

@@ -18,7 +18,7 @@ from bot_memory.agent.tools import ToolContext
 from bot_memory.records import MemoryRecord, SourceRef
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from tests.conftest import make_settings
 from tests.support.e2e import wait_until
 from tests.support.fake_openai import FakeOpenAI

@@ -11,7 +11,7 @@ from bot_memory.intents import recognize
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from bot_memory.storage.workspace import WorkspaceView
 from tests.support.helpers import ADMIN, MEMBER, view
 

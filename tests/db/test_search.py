@@ -13,7 +13,7 @@ from bot_memory.agent.tools import ToolContext
 from bot_memory.records import MemoryRecord, SourceRef, new_memory_id
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from bot_memory.terms import keywords, parse_query, record_vector, terms
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=5, user_id=5)

@@ -10,7 +10,7 @@ import pytest
 from bot_memory.agent.tools import ToolContext
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from tests.support.fake_openai import FakeOpenAI
 
 PRIVATE = Scope(workspace="test", bot_id=42, kind="private", chat_id=5, user_id=5)

@@ -24,8 +24,7 @@ from bot_memory.retention.sweeps import expire_due, shorten
 from bot_memory.scopes import Scope
 from bot_memory.service import Memory
 from bot_memory.settings import MemorySettings
-from bot_memory.storage import Job
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import Job, SourceMessage
 from tests.support.helpers import view
 from tests.support.statement_log import CountingPool
 

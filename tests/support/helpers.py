@@ -6,7 +6,7 @@ from bot_memory.access.gate import Membership
 from bot_memory.control import ControlResult
 from bot_memory.intents import recognize
 from bot_memory.service import Memory
-from bot_memory.storage.store import SourceMessage
+from bot_memory.storage import SourceMessage
 from bot_memory.storage.workspace import WorkspaceView
 
 ADMIN = Membership(member=True, admin=True, reason="test-admin")
