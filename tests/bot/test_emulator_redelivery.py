@@ -95,3 +95,41 @@ async def test_an_update_never_accepted_is_given_up_after_the_bound() -> None:
     finally:
         await emu.stop()
         await runner.cleanup()
+
+
+async def test_chats_are_posted_at_once_and_each_chat_in_order() -> None:
+    """As Telegram does (max_connections): a chat whose post hangs holds back only its own
+    later updates; another chat's are posted meanwhile."""
+    seen: list[tuple[int, str]] = []
+    release = asyncio.Event()
+
+    async def hook(request: web.Request) -> web.Response:
+        update = await request.json()
+        message = update["message"]
+        seen.append((message["chat"]["id"], message["text"]))
+        if message["text"] == "slow":
+            await release.wait()
+        return web.Response(status=200)
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    emu = BotAPIEmulator()
+    await emu.start()
+    try:
+        await set_webhook(emu, f"http://127.0.0.1:{port}/hook")
+        emu.push_message(chat_id=1, user_id=1, text="slow")
+        emu.push_message(chat_id=1, user_id=1, text="after slow")
+        emu.push_message(chat_id=2, user_id=2, text="other chat")
+        await until(lambda: (2, "other chat") in seen)
+        assert (1, "after slow") not in seen  # its chat's earlier update is not accepted yet
+        release.set()
+        await until(lambda: (1, "after slow") in seen)
+        assert seen.index((1, "slow")) < seen.index((1, "after slow"))
+        await until(lambda: not emu.pending_updates)
+    finally:
+        await emu.stop()
+        await runner.cleanup()

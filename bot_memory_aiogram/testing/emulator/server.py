@@ -60,6 +60,8 @@ class EmulatorServer(LoopbackServer):
         #: How often an update is posted before it is given up on (Telegram stops retrying too);
         #: what was given up is in :attr:`dropped_updates`.
         self.webhook_max_attempts = 20
+        #: How many updates are posted at once (``setWebhook``'s ``max_connections``, 1-100).
+        self.webhook_max_connections = 40
         self.dropped_updates: list[JsonDict] = []
         self._delivery: asyncio.Task[None] | None = None
         #: Commands set via ``setMyCommands``, keyed by ``"<scope type>:<language>"``.

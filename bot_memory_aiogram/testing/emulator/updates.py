@@ -1,7 +1,7 @@
 """Getting updates: long polling (``getUpdates`` with offsets, limits, ``allowed_updates`` and
-409 conflicts), webhooks (each update posted to the bot's URL in order, with its secret token,
-until a 2xx; a method in the answer's body is carried out as a call, as Telegram does), and raw
-updates a test pushes."""
+409 conflicts), webhooks (updates posted to the bot's URL with its secret token, up to
+``max_connections`` at once and each chat's in order, until a 2xx; a method in the answer's
+body is carried out as a call, as Telegram does), and raw updates a test pushes."""
 
 from __future__ import annotations
 
@@ -114,6 +114,9 @@ class UpdateMethods(EmulatorRecords):
     async def _set_webhook(self, params: JsonDict) -> Any:
         self.webhook_url = str(params.get("url") or "")
         self.webhook_secret = str(params.get("secret_token") or "")
+        self.webhook_max_connections = min(
+            max(as_int(params.get("max_connections"), 40) or 40, 1), 100
+        )
         allowed = params.get("allowed_updates")
         if isinstance(allowed, list):
             self._allowed_updates = frozenset(str(a) for a in allowed) if allowed else None
@@ -134,24 +137,47 @@ class UpdateMethods(EmulatorRecords):
         return True
 
     async def _post_updates(self) -> None:
-        """Telegram's side of a webhook: the oldest update is posted until the bot accepts it
-        (2xx), then the next; a refused, dropped or timed-out post is delivered again after a
-        backoff, up to ``webhook_max_attempts`` times (then it is dropped)."""
-        refused = 0
+        """Telegram's side of a webhook: updates are posted as Telegram does, up to
+        ``max_connections`` at once (``setWebhook``'s, 40 by default) and one chat's in order:
+        a chat's next update waits until its previous one was accepted (2xx). A refused,
+        dropped or timed-out post is delivered again after a backoff, up to
+        ``webhook_max_attempts`` times (then it is dropped)."""
         timeout = aiohttp.ClientTimeout(total=self.webhook_timeout_seconds)
-        async with aiohttp.ClientSession(timeout=timeout) as http:
-            while self.webhook_url and not self._closing:
-                kept = [u for u in self._updates if self._update_allowed(u)]
-                if len(kept) != len(self._updates):
-                    self._updates = kept
-                    self._notify()
-                if not kept:
+        posting: dict[int, asyncio.Task[None]] = {}  # update_id -> its delivery
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(timeout=timeout, connector=connector) as http:
+            try:
+                while self.webhook_url and not self._closing:
+                    kept = [u for u in self._updates if self._update_allowed(u)]
+                    if len(kept) != len(self._updates):
+                        self._updates = kept
+                        self._notify()
+                    for done in [i for i, task in posting.items() if task.done()]:
+                        del posting[done]
+                    waiting: set[object] = set()  # chats with an earlier update not accepted
+                    for update in kept:
+                        if len(posting) >= self.webhook_max_connections:
+                            break
+                        chat = _chat_of(update)
+                        if chat in waiting:
+                            continue
+                        waiting.add(chat)
+                        if int(update["update_id"]) not in posting:
+                            posting[int(update["update_id"])] = asyncio.create_task(
+                                self._post_one(http, update)
+                            )
                     await self._wait_change(None)
-                    continue
-                update = kept[0]
-                headers = {}
-                if self.webhook_secret:
-                    headers["X-Telegram-Bot-Api-Secret-Token"] = self.webhook_secret
+            finally:
+                for task in posting.values():
+                    task.cancel()
+                await asyncio.gather(*posting.values(), return_exceptions=True)
+
+    async def _post_one(self, http: aiohttp.ClientSession, update: JsonDict) -> None:
+        headers = {}
+        if self.webhook_secret:
+            headers["X-Telegram-Bot-Api-Secret-Token"] = self.webhook_secret
+        try:
+            for attempt in range(1, self.webhook_max_attempts + 1):
                 answer: tuple[str, JsonDict] | None = None
                 try:
                     async with http.post(self.webhook_url, json=update, headers=headers) as resp:
@@ -162,23 +188,23 @@ class UpdateMethods(EmulatorRecords):
                 except (aiohttp.ClientError, OSError, TimeoutError):
                     self.webhook_statuses.append(0)
                     accepted = False
-                if not accepted:  # again, backing off as Telegram does (here up to a second)
-                    refused += 1
-                    if refused >= self.webhook_max_attempts:
-                        refused = 0
-                        if update in self._updates:
-                            self._updates.remove(update)
-                        self.dropped_updates.append(update)
-                        self._notify()
-                        continue
-                    await asyncio.sleep(min(0.05 * 2 ** (refused - 1), 1.0))
-                    continue
-                refused = 0
-                if update in self._updates:
-                    self._updates.remove(update)
-                self._notify()
-                if answer is not None:
-                    await self._call(*answer)
+                if accepted:
+                    if update in self._updates:
+                        self._updates.remove(update)
+                    self._notify()
+                    if answer is not None:
+                        await self._call(*answer)
+                    return
+                if attempt < self.webhook_max_attempts and self.webhook_url:
+                    # again, backing off as Telegram does (here up to a second)
+                    await asyncio.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+                if not self.webhook_url or self._closing:
+                    return
+            if update in self._updates:
+                self._updates.remove(update)
+            self.dropped_updates.append(update)
+        finally:
+            self._notify()
 
     async def _get_webhook_info(self, params: JsonDict) -> Any:
         return {
@@ -205,3 +231,14 @@ async def _method_in(resp: aiohttp.ClientResponse) -> tuple[str, JsonDict] | Non
         return None
     params = {k: decode_value(k, v) if isinstance(v, str) else v for k, v in raw.items()}
     return method, params
+
+
+def _chat_of(update: JsonDict) -> object:
+    """The chat an update belongs to (its updates are delivered in order), or the update
+    itself when it names none."""
+    for value in update.values():
+        if isinstance(value, dict):
+            chat = value.get("chat") or (value.get("message") or {}).get("chat")
+            if isinstance(chat, dict) and "id" in chat:
+                return chat["id"]
+    return ("update", update.get("update_id"))
