@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -168,13 +169,15 @@ class ApiCall:
 
     ``params`` holds the decoded request parameters (see the package docstring).
     ``result`` is the ``result`` the emulator answered with (``None`` for errors) and
-    ``error`` the error description, if the call failed.
+    ``error`` the error description, if the call failed; ``at`` when it arrived
+    (``time.monotonic()``), to time replies by.
     """
 
     method: str
     params: dict[str, Any]
     result: Any = field(default=None, compare=False, repr=False)
     error: str | None = field(default=None, compare=False)
+    at: float = field(default_factory=time.monotonic, compare=False, repr=False)
 
 
 Handler = Callable[[JsonDict], Awaitable[Any]]
