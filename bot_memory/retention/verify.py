@@ -65,5 +65,5 @@ def _expected(found: Occurrence, after: After) -> bool:
     if after == "forget":
         # The chat message keeps its text, and so the terms a search finds it by.
         original = table == "messages" and column in ("text", "search")
-        return original or table in ("tombstones", "message_deps")
+        return original or table in ("tombstones", "message_deps", "given_sources")
     return False

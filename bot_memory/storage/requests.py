@@ -21,6 +21,24 @@ RequestStatus = Literal[
 ]
 OPEN_STATUSES = ("queued", "running", "awaiting_approval")
 
+# An answer's dependencies ($1 workspace, $2 the answer, $3 its records, $4 the chat excerpts
+# it was shown): a record's sources are copied the first time an answer is given it.
+GIVEN = """
+    WITH sources AS (
+        INSERT INTO given_sources (workspace_id, record_id, message_id)
+        SELECT s.workspace_id, s.record_id, s.message_id FROM record_sources s
+        WHERE s.workspace_id = $1 AND s.record_id = ANY($3::text[])
+          AND NOT EXISTS (SELECT 1 FROM given_sources g
+                          WHERE g.workspace_id = $1 AND g.record_id = s.record_id)
+        ON CONFLICT DO NOTHING
+    ), records AS (
+        INSERT INTO answer_records (workspace_id, message_id, record_id)
+        SELECT $1, $2, r FROM unnest($3::text[]) r ON CONFLICT DO NOTHING
+    )
+    INSERT INTO message_deps (workspace_id, message_id, source_message_id)
+    SELECT $1, $2, d FROM unnest($4::bigint[]) d ON CONFLICT DO NOTHING
+"""
+
 
 @dataclass(frozen=True)
 class SourceMessage:
@@ -190,14 +208,11 @@ class Requests:
                     text_vector(answer_text),
                 )
                 if answer_id is not None and (current["recall_memory_ids"] or current["cited"]):
-                    # The answer depends on everything it was given: the sources of its records
-                    # and the chat excerpts it was shown.
+                    # The answer depends on everything it was given: its records (and through
+                    # them their sources, kept once per record) and the chat excerpts it was
+                    # shown.
                     await conn.execute(
-                        "INSERT INTO message_deps (workspace_id, message_id, source_message_id)"
-                        " SELECT $1::text, $2::bigint, d FROM (SELECT s.message_id AS d"
-                        " FROM record_sources s WHERE s.workspace_id = $1"
-                        " AND s.record_id = ANY($3::text[]) UNION SELECT unnest($4::bigint[])) x"
-                        " ON CONFLICT DO NOTHING",
+                        GIVEN,
                         scope.workspace,
                         answer_id,
                         list(current["recall_memory_ids"]),

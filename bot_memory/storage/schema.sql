@@ -96,8 +96,8 @@ CREATE INDEX messages_speaker_idx ON messages (workspace_id, speaker_id);
 CREATE INDEX messages_unsearched_idx ON messages (id)
     WHERE search IS NULL AND text IS NOT NULL;
 
--- An answer depends on the sources of every record it was given (flattened): its retention is
--- theirs, and a sweep of any of them reaches it.
+-- An answer depends on the chat excerpts it was shown (and, in rows from before
+-- answer_records, on the sources of its records, flattened): a sweep of any of them reaches it.
 CREATE TABLE message_deps (
     workspace_id      text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     message_id        bigint NOT NULL,
@@ -105,6 +105,27 @@ CREATE TABLE message_deps (
     PRIMARY KEY (workspace_id, message_id, source_message_id)
 );
 CREATE INDEX message_deps_source_idx ON message_deps (workspace_id, source_message_id);
+
+-- An answer depends on the sources of every record it was given, through the record: one row
+-- per record given, and the record's sources once in given_sources, however many answers it
+-- was given to (flattened per answer, a long conversation's rows grew with its square).
+CREATE TABLE answer_records (
+    workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    message_id   bigint NOT NULL,
+    record_id    text NOT NULL,
+    PRIMARY KEY (workspace_id, message_id, record_id)
+);
+CREATE INDEX answer_records_record_idx ON answer_records (workspace_id, record_id);
+
+-- The sources of each record an answer was given, as record_sources had them then: kept after
+-- the record is gone (replaced, evicted), for as long as an answer depends on it.
+CREATE TABLE given_sources (
+    workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    record_id    text NOT NULL,
+    message_id   bigint NOT NULL,
+    PRIMARY KEY (workspace_id, record_id, message_id)
+);
+CREATE INDEX given_sources_message_idx ON given_sources (workspace_id, message_id);
 
 -- Interactive requests: one directed user message and the answer to it. Request IDs come from
 -- one sequence; lookups by ID alone (a request closed after its group moved) use a plain index.
@@ -803,8 +824,13 @@ LANGUAGE sql AS $$
     WITH RECURSIVE reached(id) AS (
         SELECT DISTINCT unnest(ids)
         UNION
-        SELECT d.message_id FROM reached r CROSS JOIN LATERAL (SELECT m.message_id
-            FROM message_deps m WHERE m.workspace_id = ws AND m.source_message_id = r.id) d
+        SELECT d.message_id FROM reached r CROSS JOIN LATERAL (
+            SELECT m.message_id FROM message_deps m
+            WHERE m.workspace_id = ws AND m.source_message_id = r.id
+            UNION ALL
+            SELECT a.message_id FROM given_sources g JOIN answer_records a
+                ON a.workspace_id = g.workspace_id AND a.record_id = g.record_id
+            WHERE g.workspace_id = ws AND g.message_id = r.id) d
     )
     SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM reached
 $$;
@@ -1153,6 +1179,10 @@ BEGIN
       FROM erased;
     DELETE FROM message_deps WHERE workspace_id = ws
         AND (message_id = ANY(doomed) OR source_message_id = ANY(doomed));
+    -- Every answer given a record built on any of these is among them (the closure).
+    DELETE FROM given_sources WHERE workspace_id = ws AND record_id IN (SELECT g.record_id
+        FROM given_sources g WHERE g.workspace_id = ws AND g.message_id = ANY(doomed));
+    DELETE FROM answer_records WHERE workspace_id = ws AND message_id = ANY(doomed);
     records := cardinality(removed);
     WITH deleted AS (
         DELETE FROM memory_records r WHERE r.workspace_id = ws AND r.id = ANY(removed)

@@ -152,13 +152,24 @@ async def _move_by_ids(
         new_workspace,
         new_keys,
     )
+    for table in ("message_deps", "answer_records"):
+        await conn.execute(
+            f"UPDATE {table} d SET workspace_id = $2 WHERE d.workspace_id = $1 AND"
+            " d.message_id IN (SELECT id FROM messages WHERE workspace_id = $2"
+            " AND scope_key = ANY($3::text[]))",
+            old_workspace,
+            new_workspace,
+            new_keys,
+        )
+    # A record's sources as answers were given it go with the answers (copied: answers in
+    # both workspaces may depend on one record).
     await conn.execute(
-        "UPDATE message_deps d SET workspace_id = $2 WHERE d.workspace_id = $1 AND"
-        " d.message_id IN (SELECT id FROM messages WHERE workspace_id = $2"
-        " AND scope_key = ANY($3::text[]))",
+        "INSERT INTO given_sources (workspace_id, record_id, message_id)"
+        " SELECT $2, g.record_id, g.message_id FROM given_sources g WHERE g.workspace_id = $1"
+        " AND g.record_id IN (SELECT a.record_id FROM answer_records a WHERE a.workspace_id = $2)"
+        " ON CONFLICT DO NOTHING",
         old_workspace,
         new_workspace,
-        new_keys,
     )
     for table in ("tool_calls", "usage_ledger"):
         await conn.execute(
