@@ -122,7 +122,8 @@ SELECT
       WHERE phase IN ('extract', 'consolidate') AND next_attempt_at <= now()) AS job_lag,
     (SELECT extract(epoch FROM now() - min(CASE WHEN due_at = 'epoch'::timestamptz
                 THEN coalesce(due_since, now()) ELSE due_at END))
-       FROM memory_scopes WHERE due_at IS NOT NULL AND due_at <= now()) AS scope_lag
+       FROM memory_scopes WHERE due_minute <= bm_due_minute(now()) AND due_at <= now())
+       AS scope_lag
 """
 
 

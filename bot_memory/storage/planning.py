@@ -47,7 +47,9 @@ class Planning:
     async def due_scopes(self, now: datetime, limit: int) -> list[tuple[str, str]]:
         """(workspace, scope key) of scopes due now, the longest due first."""
         rows = await self._on.fetch(
-            "SELECT workspace_id, scope_key FROM memory_scopes WHERE due_at <= $1"
+            # By the index's minute first: the due time itself is not indexed (migration 029).
+            "SELECT workspace_id, scope_key FROM memory_scopes"
+            " WHERE due_minute <= bm_due_minute($1) AND due_at <= $1"
             " ORDER BY due_at LIMIT $2",
             now,
             limit,

@@ -216,6 +216,13 @@ CREATE INDEX usage_ledger_pending_idx ON usage_ledger (workspace_id, job_id)
 
 -- --- memory ------------------------------------------------------------------------------------
 
+-- Whole minutes from 1970 to t ('epoch', due first, is minute 0): the due-scope index's key.
+-- The epoch does not depend on the time zone, so this is immutable.
+CREATE OR REPLACE FUNCTION bm_due_minute(t timestamptz) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT floor(extract(epoch FROM t) / 60)::bigint
+$$;
+
 CREATE TABLE memory_scopes (
     workspace_id      text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     scope_key         text NOT NULL,
@@ -246,10 +253,14 @@ CREATE TABLE memory_scopes (
     -- While due_at is 'epoch' (due now, first), since when (bm_due_since): where the pipeline
     -- lag starts. Left as it is when due_at moves on; read only beside the sentinel.
     due_since         timestamptz,
+    -- The due-scope index's key: the wake-up's minute, not the wake-up, so the push every
+    -- finished request makes within a minute updates the row in place (heap-only), in the
+    -- room the fill factor leaves.
+    due_minute        bigint GENERATED ALWAYS AS (bm_due_minute(due_at)) STORED,
     PRIMARY KEY (workspace_id, scope_key)
-);
+) WITH (fillfactor = 50);
 ALTER TABLE memory_scopes ALTER COLUMN recall SET STORAGE EXTERNAL;
-CREATE INDEX memory_scopes_due_idx ON memory_scopes (due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX memory_scopes_due_idx ON memory_scopes (due_minute) WHERE due_minute IS NOT NULL;
 CREATE INDEX memory_scopes_chat_idx ON memory_scopes (bot_id, chat_id);
 
 -- Rows up to a page's size stay whole (search terms included, compressed in place when they
