@@ -67,14 +67,19 @@ class Turn:
         """Pin the request to the current model and freeze its recall (once)."""
         if self.recall is None:
             parts = self.parts
-            await parts.store.requests.start(
-                self.source, provider=parts.model.provider, model=parts.model.model, kind=self.kind
-            )
             gate = parts.tools.gate_for(self.context)
-            self.recall = await parts.recaller.recall(
+            recall = await parts.recaller.recall(
                 self.source.scope, gate=gate, now=now, message=self.source.text
             )
-            await parts.store.set_recall(self.source, self.recall.memory_ids)
+            # One write of the request: running, pinned, and given what recall froze.
+            await parts.store.requests.start(
+                self.source,
+                provider=parts.model.provider,
+                model=parts.model.model,
+                kind=self.kind,
+                recall_memory_ids=recall.memory_ids,
+            )
+            self.recall = recall
         return self.recall
 
     @property

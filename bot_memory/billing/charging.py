@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, Completion, ModelError, Outcome, Usage
-from bot_memory.storage import Attempt, BudgetRefused, Store, is_connection_error
+from bot_memory.storage import Attempt, BudgetRefused, Ledger, Store, is_connection_error
 
 log = get_logger(__name__)
 
@@ -170,17 +170,12 @@ class Charger:
         pause = 0.2
         while True:
             try:
+                if settle is None:  # one statement: no transaction around it
+                    await self._settle_attempt(self.store.ledger, attempt, outcome, usage, detail)
+                    return
                 async with self.store.atomic() as tx:
-                    await tx.ledger.close_attempt(
-                        attempt,
-                        outcome,  # type: ignore[arg-type]
-                        prompt_tokens=usage.prompt_tokens,
-                        completion_tokens=usage.completion_tokens,
-                        cost_usd=self.model.cost_usd(usage),
-                        detail=detail,
-                    )
-                    if settle is not None:
-                        await settle(tx, result)
+                    await self._settle_attempt(tx.ledger, attempt, outcome, usage, detail)
+                    await settle(tx, result)
                 return
             except Exception as exc:
                 if not is_connection_error(exc):
@@ -191,6 +186,23 @@ class Charger:
                 log.warning("memory.settle_retry", error=repr(exc)[:200], ledger=attempt.ledger_id)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+    async def _settle_attempt(
+        self,
+        ledger: Ledger,
+        attempt: Attempt,
+        outcome: Outcome | str,
+        usage: Usage,
+        detail: str | None,
+    ) -> None:
+        await ledger.close_attempt(
+            attempt,
+            outcome,  # type: ignore[arg-type]
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=self.model.cost_usd(usage),
+            detail=detail,
+        )
 
 
 def _size(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:

@@ -25,6 +25,7 @@ from bot_memory.errors import BotMemoryError
 from bot_memory.storage.handle import Handle, transaction
 
 AttemptOutcome = Literal["ok", "error", "unknown"]
+REFUSED = "BM002"  # raised by bm_open_attempt: a budget does not cover the call, or it was made
 
 
 class BudgetRefused(BotMemoryError, RuntimeError):
@@ -70,38 +71,9 @@ class Ledger:
         idempotency key) was made before.
         """
         worst = money(worst_usd)
-        async with transaction(self._on) as conn:
-            if request_id is not None:
-                left = await conn.fetchval(
-                    "UPDATE requests SET reserved_usd = reserved_usd + $3 WHERE workspace_id = $1"
-                    " AND id = $2 AND budget_usd - charged_usd - reserved_usd > 0"
-                    " AND budget_usd - charged_usd - reserved_usd >= $3"
-                    " RETURNING budget_usd - charged_usd - reserved_usd",
-                    workspace,
-                    request_id,
-                    worst,
-                )
-                if left is None:
-                    raise BudgetRefused(
-                        await _why(conn, "request", workspace, request_id, worst, None)
-                    )
-            left = await conn.fetchval(
-                "UPDATE workspaces SET reserved_usd = reserved_usd + $2 WHERE id = $1"
-                " AND $3 - spent_usd - reserved_usd > 0 AND $3 - spent_usd - reserved_usd >= $2"
-                " RETURNING $3 - spent_usd - reserved_usd",
-                workspace,
-                worst,
-                money(workspace_budget_usd),
-            )
-            if left is None:
-                raise BudgetRefused(
-                    await _why(conn, "workspace", workspace, None, worst, workspace_budget_usd)
-                )
-            ledger_id = await conn.fetchval(
-                "INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider, model,"
-                " outcome, reserved_usd, idempotency_key) VALUES ($1, $2, $3, $4, $5, $6,"
-                " 'pending', $7, $8) ON CONFLICT (workspace_id, idempotency_key) DO NOTHING"
-                " RETURNING id",
+        try:
+            ledger_id = await self._on.fetchval(
+                "SELECT bm_open_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 workspace,
                 request_id,
                 job_id,
@@ -110,9 +82,12 @@ class Ledger:
                 model,
                 worst,
                 key,
+                money(workspace_budget_usd),
             )
-            if ledger_id is None:
-                raise BudgetRefused(f"this call ({key}) was attempted before: not sending it again")
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate == REFUSED:
+                raise BudgetRefused(str(exc)) from exc
+            raise
         return Attempt(
             ledger_id=ledger_id, workspace=workspace, request_id=request_id, reserved=worst
         )
@@ -130,23 +105,19 @@ class Ledger:
         """Settle an attempt: the charge replaces the reservation. An unknown outcome is charged its
         worst case (the provider may have billed it). False when someone else closed it already."""
         cost = attempt.reserved if outcome == "unknown" else money(cost_usd)
-        async with transaction(self._on) as conn:
-            closed = await conn.fetchval(
-                "UPDATE usage_ledger SET outcome = $3, prompt_tokens = $4, completion_tokens = $5,"
-                " cost_usd = $6, reserved_usd = 0, detail = $7, closed_at = now()"
-                " WHERE workspace_id = $1 AND id = $2 AND outcome = 'pending' RETURNING id",
-                attempt.workspace,
-                attempt.ledger_id,
-                outcome,
-                prompt_tokens,
-                completion_tokens,
-                cost,
-                (detail or "")[:500] or None,
-            )
-            if closed is None:
-                return False
-            await _settle(conn, attempt.workspace, attempt.request_id, attempt.reserved, cost)
-        return True
+        closed: bool = await self._on.fetchval(
+            "SELECT bm_close_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            attempt.workspace,
+            attempt.ledger_id,
+            attempt.request_id,
+            attempt.reserved,
+            outcome,
+            prompt_tokens,
+            completion_tokens,
+            cost,
+            (detail or "")[:500] or None,
+        )
+        return closed
 
     async def close_abandoned_attempts(self, workspace: str, job_id: int) -> int:
         """Attempts of a job still pending when it is claimed again: the process that made them died
@@ -182,58 +153,6 @@ class Ledger:
         return found
 
 
-async def _why(
-    conn: asyncpg.Connection,
-    which: str,
-    workspace: str,
-    request_id: int | None,
-    worst: Decimal,
-    workspace_budget: float | None,
-) -> str:
-    if which == "request":
-        left = await conn.fetchval(
-            "SELECT budget_usd - charged_usd - reserved_usd FROM requests WHERE workspace_id = $1"
-            " AND id = $2",
-            workspace,
-            request_id,
-        )
-    else:
-        left = await conn.fetchval(
-            "SELECT $2 - spent_usd - reserved_usd FROM workspaces WHERE id = $1",
-            workspace,
-            money(workspace_budget or 0),
-        )
-    return (
-        f"budget exhausted: the {which} has ${float(left or 0):.6f} left, the call may cost"
-        f" up to ${float(worst):.6f}"
-    )
-
-
-async def _settle(
-    conn: asyncpg.Connection,
-    workspace: str,
-    request_id: int | None,
-    reserved: Decimal,
-    cost: Decimal,
-) -> None:
-    if request_id is not None:
-        await conn.execute(
-            "UPDATE requests SET reserved_usd = greatest(reserved_usd - $3, 0),"
-            " charged_usd = charged_usd + $4 WHERE workspace_id = $1 AND id = $2",
-            workspace,
-            request_id,
-            reserved,
-            cost,
-        )
-    await conn.execute(
-        "UPDATE workspaces SET reserved_usd = greatest(reserved_usd - $2, 0),"
-        " spent_usd = spent_usd + $3 WHERE id = $1",
-        workspace,
-        reserved,
-        cost,
-    )
-
-
 async def _close_abandoned(conn: asyncpg.Connection, workspace: str, job_id: int) -> int:
     rows = await conn.fetch(
         "UPDATE usage_ledger SET outcome = 'unknown', cost_usd = reserved_usd, reserved_usd = 0,"
@@ -244,5 +163,7 @@ async def _close_abandoned(conn: asyncpg.Connection, workspace: str, job_id: int
         job_id,
     )
     for row in rows:
-        await _settle(conn, workspace, row["request_id"], row["cost_usd"], row["cost_usd"])
+        await conn.execute(
+            "SELECT bm_settle($1, $2, $3, $3)", workspace, row["request_id"], row["cost_usd"]
+        )
     return len(rows)

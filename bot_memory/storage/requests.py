@@ -12,32 +12,14 @@ import asyncpg
 
 from bot_memory.records import content_hash, source_id
 from bot_memory.scopes import Scope
-from bot_memory.storage.handle import Handle, transaction
-from bot_memory.storage.statements import CLOSE, RESCHEDULE, closing_args
+from bot_memory.storage.handle import Handle
+from bot_memory.storage.statements import CLOSE, closing_args
 from bot_memory.terms import text_vector
 
 RequestStatus = Literal[
     "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
 ]
 OPEN_STATUSES = ("queued", "running", "awaiting_approval")
-
-# An answer's dependencies ($1 workspace, $2 the answer, $3 its records, $4 the chat excerpts
-# it was shown): a record's sources are copied the first time an answer is given it.
-GIVEN = """
-    WITH sources AS (
-        INSERT INTO given_sources (workspace_id, record_id, message_id)
-        SELECT s.workspace_id, s.record_id, s.message_id FROM record_sources s
-        WHERE s.workspace_id = $1 AND s.record_id = ANY($3::text[])
-          AND NOT EXISTS (SELECT 1 FROM given_sources g
-                          WHERE g.workspace_id = $1 AND g.record_id = s.record_id)
-        ON CONFLICT DO NOTHING
-    ), records AS (
-        INSERT INTO answer_records (workspace_id, message_id, record_id)
-        SELECT $1, $2, r FROM unnest($3::text[]) r ON CONFLICT DO NOTHING
-    )
-    INSERT INTO message_deps (workspace_id, message_id, source_message_id)
-    SELECT $1, $2, d FROM unnest($4::bigint[]) d ON CONFLICT DO NOTHING
-"""
 
 
 @dataclass(frozen=True)
@@ -122,10 +104,14 @@ class Requests:
         model: str,
         kind: str = "chat",
         keep_open: bool = False,
+        recall_memory_ids: list[str] | None = None,
     ) -> None:
+        """Mark the request running, pinned to this provider and model; with the records its
+        recall froze (a turn's start), in the same write."""
         await self._on.execute(
             "UPDATE requests SET status = 'running', provider = $3, model = $4, kind = $5,"
-            " keep_open = $6, updated_at = now() WHERE workspace_id = $1 AND id = $2"
+            " keep_open = $6, recall_memory_ids = coalesce($7, recall_memory_ids),"
+            " updated_at = now() WHERE workspace_id = $1 AND id = $2"
             " AND status IN ('queued', 'running')",
             source.scope.workspace,
             source.request_id,
@@ -133,6 +119,7 @@ class Requests:
             model,
             kind,
             keep_open,
+            recall_memory_ids,
         )
 
     async def finish(
@@ -154,84 +141,19 @@ class Requests:
         if status != "succeeded" or answer_text is None:
             closing = Closing(source.request_id, status, now, error, kind)
             return bool(await self.close_unanswered([closing], idle_seconds=idle_seconds))
-        async with transaction(self._on) as conn:
-            # By ID alone: a chat moved meanwhile (a group upgrade) keeps its requests.
-            current = await conn.fetchrow(
-                "SELECT status, scope, recall_memory_ids, answer_erased, ARRAY(SELECT"
-                " substr(c, 2)::bigint FROM unnest(citation_source_ids) c WHERE c ~ '^m[0-9]+$')"
-                " AS cited FROM requests"
-                " WHERE id = $1 FOR UPDATE",
-                source.request_id,
-            )
-            if current is None or current["status"] not in OPEN_STATUSES:
-                return False
-            scope = Scope.model_validate_json(current["scope"])
-            answer_id = None
-            if answer_text is not None and status == "succeeded":
-                answer_id = await conn.fetchval(
-                    """
-                    WITH deps AS (
-                        SELECT s.message_id FROM record_sources s
-                        WHERE s.workspace_id = $1 AND s.record_id = ANY($8::text[])
-                        UNION SELECT unnest($11::bigint[])
-                    )
-                    INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
-                        telegram_message_id, speaker_id, role, text, content_hash, sent_at,
-                        retain_until, erased_at, erase_reason, search)
-                    SELECT $1, $2, $3, m.chat_id, m.thread_id, $4, $5, 'assistant',
-                        CASE WHEN $12 THEN NULL ELSE $6 END, $7, $9,
-                        least(
-                            (SELECT min(d.retain_until) FROM messages d
-                             WHERE d.workspace_id = $1 AND d.id IN (SELECT message_id FROM deps)),
-                            $9::timestamptz + make_interval(secs => (
-                                SELECT auto_delete_seconds FROM chats
-                                WHERE bot_id = $3 AND chat_id = m.chat_id
-                                AND auto_delete_seconds > 0))),
-                        CASE WHEN $12 THEN $9 END,
-                        CASE WHEN $12 THEN 'a source it was given was erased' END,
-                        CASE WHEN $12 THEN NULL ELSE $13::tsvector END
-                    FROM messages m WHERE m.workspace_id = $1 AND m.id = $10
-                    RETURNING id
-                    """,
-                    scope.workspace,
-                    scope.key,
-                    scope.bot_id,
-                    answer_telegram_id,
-                    bot_id or scope.bot_id,
-                    answer_text,
-                    content_hash(answer_text),
-                    list(current["recall_memory_ids"]),
-                    now,
-                    source.message_id,
-                    list(current["cited"]),
-                    current["answer_erased"],
-                    text_vector(answer_text),
-                )
-                if answer_id is not None and (current["recall_memory_ids"] or current["cited"]):
-                    # The answer depends on everything it was given: its records (and through
-                    # them their sources, kept once per record) and the chat excerpts it was
-                    # shown.
-                    await conn.execute(
-                        GIVEN,
-                        scope.workspace,
-                        answer_id,
-                        list(current["recall_memory_ids"]),
-                        list(current["cited"]),
-                    )
-            await conn.execute(
-                "UPDATE requests SET status = $3, answer_message_id = $4, error = $5,"
-                " updated_at = now(), finished_at = $6, kind = coalesce($7, kind)"
-                " WHERE workspace_id = $1 AND id = $2",
-                scope.workspace,
-                source.request_id,
-                status,
-                answer_id,
-                error,
-                now,
-                kind,
-            )
-            await schedule_scope(conn, scope, now=now, idle_seconds=idle_seconds)
-            return True
+        closed: bool = await self._on.fetchval(
+            "SELECT bm_finish_answered($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            source.request_id,
+            answer_text,
+            content_hash(answer_text),
+            text_vector(answer_text),
+            answer_telegram_id,
+            bot_id,
+            now,
+            idle_seconds,
+            kind,
+        )
+        return closed
 
     async def close_unanswered(self, closings: list[Closing], *, idle_seconds: float) -> list[int]:
         """Close requests that have no answer to keep (failed, unanswered, ...) and schedule
@@ -291,21 +213,10 @@ async def schedule_scope(
     needs no workspace lock.
     """
     await conn.execute(
-        """
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
-            topic_id, last_activity, due_at, suspended)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8::timestamptz + make_interval(secs => $9),
-            coalesce((SELECT NOT bot_active FROM chats WHERE bot_id = $4 AND chat_id = $5),
-                false))
-        """
-        + RESCHEDULE,
+        "SELECT bm_schedule(ARRAY[$1], ARRAY[$2], ARRAY[$3::jsonb], ARRAY[$4::timestamptz], $5)",
         scope.workspace,
         scope.key,
-        scope.kind,
-        scope.bot_id,
-        scope.chat_id,
-        scope.user_id,
-        scope.topic_id,
+        scope.model_dump_json(),
         now,
         idle_seconds,
     )

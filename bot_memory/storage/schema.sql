@@ -41,7 +41,7 @@ CREATE TABLE workspaces (
     legacy         boolean NOT NULL DEFAULT false,       -- held a whole bot before per-chat tenancy
     reserved_usd   numeric(14, 6) NOT NULL DEFAULT 0,    -- worst cases of calls in flight
     last_served_at timestamptz
-);
+) WITH (fillfactor = 50);  -- every billed call writes its row twice: in place, in this room
 
 -- What memory knows of a Telegram chat.
 CREATE TABLE chats (
@@ -106,16 +106,19 @@ CREATE TABLE message_deps (
 );
 CREATE INDEX message_deps_source_idx ON message_deps (workspace_id, source_message_id);
 
--- An answer depends on the sources of every record it was given, through the record: one row
--- per record given, and the record's sources once in given_sources, however many answers it
--- was given to (flattened per answer, a long conversation's rows grew with its square).
+-- An answer depends on the sources of every record it was given, through the records: one row
+-- per answer, and each record's sources once in given_sources, however many answers it was
+-- given to (flattened per answer, a long conversation's rows grew with its square). Found by
+-- record (the index compresses an ID many answers share); written once, so the index is
+-- written at once rather than through a pending list a later insert pays to flush.
 CREATE TABLE answer_records (
     workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     message_id   bigint NOT NULL,
-    record_id    text NOT NULL,
-    PRIMARY KEY (workspace_id, message_id, record_id)
+    record_ids   text[] NOT NULL,
+    PRIMARY KEY (workspace_id, message_id)
 );
-CREATE INDEX answer_records_record_idx ON answer_records (workspace_id, record_id);
+CREATE INDEX answer_records_record_idx ON answer_records USING gin (record_ids)
+    WITH (fastupdate = off);
 
 -- The sources of each record an answer was given, as record_sources had them then: kept after
 -- the record is gone (replaced, evicted), for as long as an answer depends on it.
@@ -839,9 +842,9 @@ LANGUAGE sql AS $$
             SELECT m.message_id FROM message_deps m
             WHERE m.workspace_id = ws AND m.source_message_id = r.id
             UNION ALL
-            SELECT a.message_id FROM given_sources g JOIN answer_records a
-                ON a.workspace_id = g.workspace_id AND a.record_id = g.record_id
-            WHERE g.workspace_id = ws AND g.message_id = r.id) d
+            SELECT a.message_id FROM answer_records a
+            WHERE a.workspace_id = ws AND a.record_ids && ARRAY(SELECT g.record_id
+                FROM given_sources g WHERE g.workspace_id = ws AND g.message_id = r.id)) d
     )
     SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM reached
 $$;
@@ -868,6 +871,195 @@ BEGIN
     INSERT INTO tombstones (workspace_id, scope_key, message_id)
     SELECT ws, skey, m FROM unnest(ids) m ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS added = ROW_COUNT;
+END $$;
+
+-- --- requests -----------------------------------------------------------------------------
+
+-- Scopes seen again, each with the time it was (`ats`): a scope's row the first time; its
+-- activity and due time only move forward, the due time an idle window after its activity.
+-- Each scope once (an upsert may not touch a row twice in one statement).
+CREATE OR REPLACE FUNCTION bm_schedule(
+    wss text[], skeys text[], scopes jsonb[], ats timestamptz[], idle_seconds double precision
+) RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id, user_id,
+        topic_id, last_activity, due_at, suspended)
+    SELECT c.ws, c.skey, c.scope->>'kind', (c.scope->>'bot_id')::bigint,
+        (c.scope->>'chat_id')::bigint, (c.scope->>'user_id')::bigint,
+        (c.scope->>'topic_id')::bigint, c.at, c.at + make_interval(secs => idle_seconds),
+        coalesce((SELECT NOT h.bot_active FROM chats h
+                  WHERE h.bot_id = (c.scope->>'bot_id')::bigint
+                  AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
+    FROM (SELECT DISTINCT ON (g.ws, g.skey) g.*
+          FROM unnest(wss, skeys, scopes, ats) AS g(ws, skey, scope, at)
+          ORDER BY g.ws, g.skey, g.at DESC) c
+    ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
+        last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
+        due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at),
+        wakes = memory_scopes.wakes + 1
+$$;
+
+-- Close a request with its answer (requests.finish), once: false when it is closed already.
+-- The answer is kept as the assistant message (content-free when a source it was given was
+-- erased meanwhile), retained no longer than anything it was given nor than the chat keeps
+-- messages; it depends on its records (their sources kept once, in given_sources) and on the
+-- chat excerpts it was shown. Then the request's scope is scheduled. By request ID alone: a
+-- chat moved meanwhile (a group upgrade) keeps its requests. The workspace's row is taken
+-- before the request's, the order a purge takes them in (else each waits for the other).
+CREATE OR REPLACE FUNCTION bm_finish_answered(
+    request bigint, answer_text text, answer_hash text, answer_search text,
+    answer_telegram_id bigint, sender bigint, at timestamptz, idle_seconds double precision,
+    request_kind text
+) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    r requests%ROWTYPE;
+    ws text;
+    cited bigint[];
+    answer bigint;
+BEGIN
+    LOOP  -- again if the request's chat moved to another workspace meanwhile
+        SELECT q.workspace_id INTO ws FROM requests q WHERE q.id = request;
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+        PERFORM 1 FROM workspaces w WHERE w.id = ws FOR KEY SHARE;
+        SELECT * INTO r FROM requests q WHERE q.id = request FOR UPDATE;
+        IF NOT FOUND OR r.status NOT IN ('queued', 'running', 'awaiting_approval') THEN
+            RETURN false;
+        END IF;
+        EXIT WHEN r.workspace_id = ws;
+    END LOOP;
+    cited := ARRAY(SELECT substr(c, 2)::bigint FROM unnest(r.citation_source_ids) c
+                   WHERE c ~ '^m[0-9]+$');
+    INSERT INTO messages (workspace_id, scope_key, bot_id, chat_id, thread_id,
+        telegram_message_id, speaker_id, role, text, content_hash, sent_at, retain_until,
+        erased_at, erase_reason, search)
+    SELECT r.workspace_id, r.scope_key, m.bot_id, m.chat_id, m.thread_id, answer_telegram_id,
+        coalesce(sender, m.bot_id), 'assistant',
+        CASE WHEN r.answer_erased THEN NULL ELSE answer_text END, answer_hash, at,
+        least(
+            (SELECT min(d.retain_until) FROM messages d
+             WHERE d.workspace_id = r.workspace_id AND d.id IN (
+                 SELECT s.message_id FROM record_sources s
+                 WHERE s.workspace_id = r.workspace_id AND s.record_id = ANY(r.recall_memory_ids)
+                 UNION SELECT unnest(cited))),
+            at + make_interval(secs => (
+                SELECT h.auto_delete_seconds FROM chats h
+                WHERE h.bot_id = m.bot_id AND h.chat_id = m.chat_id
+                AND h.auto_delete_seconds > 0))),
+        CASE WHEN r.answer_erased THEN at END,
+        CASE WHEN r.answer_erased THEN 'a source it was given was erased' END,
+        CASE WHEN r.answer_erased THEN NULL ELSE answer_search::tsvector END
+    FROM messages m WHERE m.workspace_id = r.workspace_id AND m.id = r.user_message_id
+    RETURNING id INTO answer;
+    IF answer IS NOT NULL THEN
+        -- A record's sources are copied the first time an answer is given it.
+        INSERT INTO given_sources (workspace_id, record_id, message_id)
+        SELECT s.workspace_id, s.record_id, s.message_id FROM record_sources s
+        WHERE s.workspace_id = r.workspace_id AND s.record_id = ANY(r.recall_memory_ids)
+          AND NOT EXISTS (SELECT 1 FROM given_sources g
+                          WHERE g.workspace_id = r.workspace_id AND g.record_id = s.record_id)
+        ON CONFLICT DO NOTHING;
+        IF cardinality(r.recall_memory_ids) > 0 THEN
+            INSERT INTO answer_records (workspace_id, message_id, record_ids)
+            VALUES (r.workspace_id, answer, r.recall_memory_ids) ON CONFLICT DO NOTHING;
+        END IF;
+        INSERT INTO message_deps (workspace_id, message_id, source_message_id)
+        SELECT r.workspace_id, answer, d FROM unnest(cited) d ON CONFLICT DO NOTHING;
+    END IF;
+    UPDATE requests SET status = 'succeeded', answer_message_id = answer, error = NULL,
+        updated_at = now(), finished_at = at, kind = coalesce(request_kind, kind)
+    WHERE workspace_id = r.workspace_id AND id = request;
+    PERFORM bm_schedule(ARRAY[r.workspace_id], ARRAY[r.scope_key], ARRAY[r.scope], ARRAY[at],
+        idle_seconds);
+    RETURN true;
+END $$;
+
+-- --- billed calls -------------------------------------------------------------------------
+
+-- A call's charge replaces its reservation: the request's (when it has one) and the
+-- workspace's.
+CREATE OR REPLACE FUNCTION bm_settle(ws text, request bigint, reserved numeric, cost numeric)
+RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF request IS NOT NULL THEN
+        UPDATE requests SET reserved_usd = greatest(reserved_usd - reserved, 0),
+            charged_usd = charged_usd + cost
+        WHERE workspace_id = ws AND id = request;
+    END IF;
+    UPDATE workspaces SET reserved_usd = greatest(reserved_usd - reserved, 0),
+        spent_usd = spent_usd + cost
+    WHERE id = ws;
+END $$;
+
+-- Reserve a call's worst case against the request's budget (when it has one) and the
+-- workspace's, and write its attempt as pending; the ledger line's ID. Raises BM002 (nothing
+-- changed) when a budget does not cover the worst case, or this attempt (its key) was made.
+-- The workspace's row is taken first, the order a purge takes them in.
+CREATE OR REPLACE FUNCTION bm_open_attempt(
+    ws text, request bigint, job bigint, call_kind text, call_provider text, call_model text,
+    worst numeric, key text, workspace_budget numeric
+) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    remaining numeric;
+    made bigint;
+BEGIN
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    IF request IS NOT NULL THEN
+        UPDATE requests SET reserved_usd = reserved_usd + worst
+        WHERE workspace_id = ws AND id = request AND budget_usd - charged_usd - reserved_usd > 0
+          AND budget_usd - charged_usd - reserved_usd >= worst;
+        IF NOT FOUND THEN
+            SELECT budget_usd - charged_usd - reserved_usd INTO remaining FROM requests
+            WHERE workspace_id = ws AND id = request;
+            RAISE EXCEPTION 'budget exhausted: the request has $% left, the call may cost up to $%',
+                to_char(coalesce(remaining, 0), 'FM999999990.000000'),
+                to_char(worst, 'FM999999990.000000') USING ERRCODE = 'BM002';
+        END IF;
+    END IF;
+    UPDATE workspaces SET reserved_usd = reserved_usd + worst
+    WHERE id = ws AND workspace_budget - spent_usd - reserved_usd > 0
+      AND workspace_budget - spent_usd - reserved_usd >= worst;
+    IF NOT FOUND THEN
+        SELECT workspace_budget - spent_usd - reserved_usd INTO remaining FROM workspaces
+        WHERE id = ws;
+        RAISE EXCEPTION 'budget exhausted: the workspace has $% left, the call may cost up to $%',
+            to_char(coalesce(remaining, 0), 'FM999999990.000000'),
+            to_char(worst, 'FM999999990.000000') USING ERRCODE = 'BM002';
+    END IF;
+    INSERT INTO usage_ledger (workspace_id, request_id, job_id, kind, provider, model, outcome,
+        reserved_usd, idempotency_key)
+    VALUES (ws, request, job, call_kind, call_provider, call_model, 'pending', worst, key)
+    ON CONFLICT (workspace_id, idempotency_key) DO NOTHING
+    RETURNING id INTO made;
+    IF made IS NULL THEN
+        RAISE EXCEPTION 'this call (%) was attempted before: not sending it again', key
+            USING ERRCODE = 'BM002';
+    END IF;
+    RETURN made;
+END $$;
+
+-- Settle a pending attempt with its outcome and charge; false when someone else closed it.
+-- The workspace's row is taken first, the order a purge takes them in.
+CREATE OR REPLACE FUNCTION bm_close_attempt(
+    ws text, ledger bigint, request bigint, reserved numeric, call_outcome text,
+    prompt integer, completion integer, cost numeric, call_detail text
+) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM workspaces w WHERE w.id = ws FOR NO KEY UPDATE;
+    UPDATE usage_ledger SET outcome = call_outcome, prompt_tokens = prompt,
+        completion_tokens = completion, cost_usd = cost, reserved_usd = 0, detail = call_detail,
+        closed_at = now()
+    WHERE workspace_id = ws AND id = ledger AND outcome = 'pending';
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM bm_settle(ws, request, reserved, cost);
+    RETURN true;
 END $$;
 
 -- --- jobs and references ------------------------------------------------------------------

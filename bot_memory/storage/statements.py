@@ -82,25 +82,19 @@ RECORD = """
 """
 
 
-# A scope seen again: its activity and due time only move forward.
-RESCHEDULE = """
-    ON CONFLICT (workspace_id, scope_key) DO UPDATE SET
-        last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
-        due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at),
-        wakes = memory_scopes.wakes + 1
-"""
-
-
 def _sql_list(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
 
 # Close requests that have nothing to keep and schedule their scopes ($1-$5 arrays from
 # `closing_args`, $6 the idle window). Each request closes once: one no longer open is left.
+# Each request's workspace row is taken before the request's, the order a purge takes them in.
 CLOSE = f"""
     WITH given AS (
-        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],
+        SELECT g.* FROM unnest($1::bigint[], $2::text[], $3::text[],
             $4::timestamptz[], $5::text[]) AS g(id, status, error, at, kind)
+        JOIN requests q ON q.id = g.id JOIN workspaces w ON w.id = q.workspace_id
+        FOR KEY SHARE OF w
     ), closed AS (
         UPDATE requests r SET status = g.status, error = g.error, updated_at = now(),
             finished_at = g.at, kind = coalesce(g.kind, r.kind)
@@ -109,24 +103,12 @@ CLOSE = f"""
         -- index of open requests (its dead entries included) instead of looking up the IDs.
         WHERE r.id = g.id AND r.status NOT IN {_sql_list(CLOSED_STATUSES)}
         RETURNING r.id, r.workspace_id, r.scope_key, r.scope, g.at
-    ), per_scope AS (
-        -- one row per scope: an upsert may not touch a row twice in one statement
-        SELECT DISTINCT ON (workspace_id, scope_key) * FROM closed
-        ORDER BY workspace_id, scope_key, at DESC
     ), scheduled AS (
-        INSERT INTO memory_scopes (workspace_id, scope_key, kind, bot_id, chat_id,
-            user_id, topic_id, last_activity, due_at, suspended)
-        SELECT c.workspace_id, c.scope_key, c.scope->>'kind',
-            (c.scope->>'bot_id')::bigint, (c.scope->>'chat_id')::bigint,
-            (c.scope->>'user_id')::bigint, (c.scope->>'topic_id')::bigint, c.at,
-            c.at + make_interval(secs => $6),
-            coalesce((SELECT NOT h.bot_active FROM chats h
-                      WHERE h.bot_id = (c.scope->>'bot_id')::bigint
-                      AND h.chat_id = (c.scope->>'chat_id')::bigint), false)
-        FROM per_scope c
-        {RESCHEDULE}
+        SELECT bm_schedule(array_agg(workspace_id), array_agg(scope_key), array_agg(scope),
+            array_agg(at), $6)
+        FROM closed
     )
-    SELECT id FROM closed
+    SELECT c.id FROM closed c, scheduled
 """
 
 

@@ -368,14 +368,6 @@ class Store:
 
     # --- requests ---------------------------------------------------------------------------------
 
-    async def set_recall(self, source: SourceMessage, memory_ids: list[str]) -> None:
-        await self.pool.execute(
-            "UPDATE requests SET recall_memory_ids = $3 WHERE workspace_id = $1 AND id = $2",
-            source.scope.workspace,
-            source.request_id,
-            memory_ids,
-        )
-
     async def add_citations(
         self,
         source: SourceMessage,

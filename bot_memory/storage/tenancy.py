@@ -166,7 +166,8 @@ async def _move_by_ids(
     await conn.execute(
         "INSERT INTO given_sources (workspace_id, record_id, message_id)"
         " SELECT $2, g.record_id, g.message_id FROM given_sources g WHERE g.workspace_id = $1"
-        " AND g.record_id IN (SELECT a.record_id FROM answer_records a WHERE a.workspace_id = $2)"
+        " AND g.record_id IN (SELECT unnest(a.record_ids) FROM answer_records a"
+        " WHERE a.workspace_id = $2)"
         " ON CONFLICT DO NOTHING",
         old_workspace,
         new_workspace,

@@ -11,6 +11,12 @@ from typing import Any
 
 import asyncpg
 
+# asyncpg's own: the first time a connection meets a type (an array of bigint, say) it looks
+# the type up, with JIT off around it. Not the path's statements.
+_INTROSPECTION = re.compile(
+    r"^WITH RECURSIVE typeinfo_tree|^SELECT (current_setting|set_config)\('jit'"
+)
+
 
 class CountingPool:
     """The real pool, noting each statement its connections run (stands in for `Store.pool`)."""
@@ -20,7 +26,9 @@ class CountingPool:
         self.statements: list[str] = []
 
     def _note(self, record: Any) -> None:
-        self.statements.append(" ".join(record.query.split()))
+        query = " ".join(record.query.split())
+        if not _INTROSPECTION.search(query):
+            self.statements.append(query)
 
     @asynccontextmanager
     async def acquire(self) -> AsyncIterator[asyncpg.Connection]:

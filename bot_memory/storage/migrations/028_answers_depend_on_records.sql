@@ -3,16 +3,19 @@
 -- conversation's rows grew with its square. message_deps keeps the chat excerpts an answer was
 -- shown, and the rows written before this migration, which the closure still follows.
 
--- An answer depends on the sources of every record it was given, through the record: one row
--- per record given, and the record's sources once in given_sources, however many answers it
--- was given to (flattened per answer, a long conversation's rows grew with its square).
+-- An answer depends on the sources of every record it was given, through the records: one row
+-- per answer, and each record's sources once in given_sources, however many answers it was
+-- given to (flattened per answer, a long conversation's rows grew with its square). Found by
+-- record (the index compresses an ID many answers share); written once, so the index is
+-- written at once rather than through a pending list a later insert pays to flush.
 CREATE TABLE answer_records (
     workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     message_id   bigint NOT NULL,
-    record_id    text NOT NULL,
-    PRIMARY KEY (workspace_id, message_id, record_id)
+    record_ids   text[] NOT NULL,
+    PRIMARY KEY (workspace_id, message_id)
 );
-CREATE INDEX answer_records_record_idx ON answer_records (workspace_id, record_id);
+CREATE INDEX answer_records_record_idx ON answer_records USING gin (record_ids)
+    WITH (fastupdate = off);
 
 -- The sources of each record an answer was given, as record_sources had them then: kept after
 -- the record is gone (replaced, evicted), for as long as an answer depends on it.
@@ -34,9 +37,9 @@ LANGUAGE sql AS $$
             SELECT m.message_id FROM message_deps m
             WHERE m.workspace_id = ws AND m.source_message_id = r.id
             UNION ALL
-            SELECT a.message_id FROM given_sources g JOIN answer_records a
-                ON a.workspace_id = g.workspace_id AND a.record_id = g.record_id
-            WHERE g.workspace_id = ws AND g.message_id = r.id) d
+            SELECT a.message_id FROM answer_records a
+            WHERE a.workspace_id = ws AND a.record_ids && ARRAY(SELECT g.record_id
+                FROM given_sources g WHERE g.workspace_id = ws AND g.message_id = r.id)) d
     )
     SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM reached
 $$;
