@@ -63,7 +63,8 @@ class ReferenceAgent:
             history = await self._history(turn)
             messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                *await turn.context_messages(),
+                # The first round follows the start at once: nothing to ask again yet.
+                *await turn.context_messages(recheck=round_no > 1),
                 *history,
                 turn.user_message(),
                 *transcript,
@@ -72,7 +73,7 @@ class ReferenceAgent:
             if not completion.tool_calls:
                 return AgentAnswer(
                     text=(completion.content or "").strip() or "…",
-                    recall=await turn.current_recall(),
+                    recall=await turn.start(),  # what this round was given
                     rounds=round_no,
                 )
             transcript.append(

@@ -100,9 +100,12 @@ class Turn:
             self.recall = recall = recall.without(gone)
         return recall
 
-    async def context_messages(self) -> list[dict[str, Any]]:
+    async def context_messages(self, *, recheck: bool = True) -> list[dict[str, Any]]:
         """System messages to put before the conversation: how to use the memory tools, and
-        the recalled memory block (historical data, never instructions)."""
+        the recalled memory block (historical data, never instructions). `recheck=False`
+        leaves out asking again which recalled records are still available, for a turn that
+        froze its recall just now (an erasure since then still flags the request, whose answer
+        is then kept content-free)."""
         scope = self.source.scope
         speaker = "" if scope.is_private else f" from speaker {self.source.speaker_id}"
         messages = [
@@ -111,7 +114,7 @@ class Turn:
                 "content": INSTRUCTIONS.format(source_id=self.source.source_id, speaker=speaker),
             }
         ]
-        recalled = await self.current_recall()
+        recalled = await (self.current_recall() if recheck else self.start())
         if recalled.text:
             messages.append({"role": "system", "content": recalled.text})
         return messages

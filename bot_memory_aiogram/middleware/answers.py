@@ -38,6 +38,8 @@ from aiogram.methods import TelegramMethod
 from aiogram.methods.base import Response, TelegramType
 from aiogram.types import Message, TelegramObject
 
+from bot_memory_aiogram.middleware.response_types import KeepResponseTypes
+
 FLAG = "memory"  # handler flag: "skip" | "keep_open" | "source"
 
 
@@ -167,8 +169,10 @@ async def _send_returned(
 
 
 def watch(bot: Bot) -> None:
-    """Put the capture on this bot's session (once)."""
+    """Put the capture (and what keeps aiogram's response classes) on this bot's session
+    (once)."""
     if not getattr(bot.session, "_bot_memory_watched", False):
+        bot.session.middleware(KeepResponseTypes())
         bot.session.middleware(AnswerCapture())
         bot.session._bot_memory_watched = True  # type: ignore[attr-defined]
 
