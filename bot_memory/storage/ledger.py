@@ -22,7 +22,7 @@ from typing import Literal
 import asyncpg
 
 from bot_memory.errors import BotMemoryError
-from bot_memory.storage.handle import Handle, transaction
+from bot_memory.storage.handle import Handle
 
 AttemptOutcome = Literal["ok", "error", "unknown"]
 REFUSED = "BM002"  # raised by bm_open_attempt: a budget does not cover the call, or it was made
@@ -122,8 +122,10 @@ class Ledger:
     async def close_abandoned_attempts(self, workspace: str, job_id: int) -> int:
         """Attempts of a job still pending when it is claimed again: the process that made them died
         mid-call, so the provider may have processed and billed them. They become unknown."""
-        async with transaction(self._on) as conn:
-            return await _close_abandoned(conn, workspace, job_id)
+        closed: int = await self._on.fetchval(
+            "SELECT bm_close_abandoned($1, $2)", workspace, job_id
+        )
+        return closed
 
     async def stale_attempts(self, before: datetime, *, limit: int = 500) -> list[Attempt]:
         """Attempts of interactive answers (no job) still pending, made before then."""
@@ -151,19 +153,3 @@ class Ledger:
             key,
         )
         return found
-
-
-async def _close_abandoned(conn: asyncpg.Connection, workspace: str, job_id: int) -> int:
-    rows = await conn.fetch(
-        "UPDATE usage_ledger SET outcome = 'unknown', cost_usd = reserved_usd, reserved_usd = 0,"
-        " detail = 'the process making this call ended before its answer was recorded',"
-        " closed_at = now() WHERE workspace_id = $1 AND job_id = $2 AND outcome = 'pending'"
-        " RETURNING request_id, cost_usd",
-        workspace,
-        job_id,
-    )
-    for row in rows:
-        await conn.execute(
-            "SELECT bm_settle($1, $2, $3, $3)", workspace, row["request_id"], row["cost_usd"]
-        )
-    return len(rows)

@@ -1203,9 +1203,9 @@ LANGUAGE sql STABLE AS $$
                        WHERE s.enabled AND NOT s.suspended) c ON true
 $$;
 
--- Attempts of a job still pending (Ledger.close_abandoned_attempts, the same rows and the same
--- settlement): the process making them died mid-call, so the provider may have processed and
--- billed them. They become unknown, charged their reservation; returns how many.
+-- Attempts of a job still pending (Ledger.close_abandoned_attempts): the process making them
+-- died mid-call, so the provider may have processed and billed them. They become unknown,
+-- charged their reservation; returns how many.
 CREATE OR REPLACE FUNCTION bm_close_abandoned(ws text, job bigint) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -1220,14 +1220,7 @@ BEGIN
         RETURNING request_id, cost_usd
     LOOP
         closed := closed + 1;
-        IF cut.request_id IS NOT NULL THEN
-            UPDATE requests SET reserved_usd = greatest(reserved_usd - cut.cost_usd, 0),
-                charged_usd = charged_usd + cut.cost_usd
-            WHERE workspace_id = ws AND id = cut.request_id;
-        END IF;
-        UPDATE workspaces SET reserved_usd = greatest(reserved_usd - cut.cost_usd, 0),
-            spent_usd = spent_usd + cut.cost_usd
-        WHERE id = ws;
+        PERFORM bm_settle(ws, cut.request_id, cut.cost_usd, cut.cost_usd);
     END LOOP;
     RETURN closed;
 END $$;
