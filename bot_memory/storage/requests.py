@@ -19,7 +19,6 @@ from bot_memory.terms import text_vector
 RequestStatus = Literal[
     "queued", "running", "awaiting_approval", "succeeded", "failed", "unanswered"
 ]
-OPEN_STATUSES = ("queued", "running", "awaiting_approval")
 
 
 @dataclass(frozen=True)
@@ -176,14 +175,20 @@ class Requests:
             " finished_at = $3, updated_at = now()"
             " WHERE status IN ('queued', 'running', 'awaiting_approval')"
             " AND updated_at < $2 AND (NOT keep_open OR updated_at < $1)"
-            " RETURNING scope",
+            " RETURNING workspace_id, scope_key, scope::text",
             kept_since,
             since,
             now,
         )
-        for row in rows:
-            scope = Scope.model_validate_json(row["scope"])
-            await schedule_scope(self._on, scope, now=now, idle_seconds=0)
+        if rows:  # every scope at once (apart: the closing is committed, as a purge expects)
+            await self._on.execute(
+                "SELECT bm_schedule($1::text[], $2::text[], $3::text[]::jsonb[],"
+                " array_fill($4::timestamptz, ARRAY[cardinality($1::text[])]), 0)",
+                [r["workspace_id"] for r in rows],
+                [r["scope_key"] for r in rows],
+                [r["scope"] for r in rows],
+                now,
+            )
         return len(rows)
 
     async def keep_open(self, source: SourceMessage) -> None:

@@ -200,3 +200,28 @@ async def test_a_closing_looks_its_requests_up_by_id_when_many_are_open(memory: 
     scans = _index_scans(json.loads(plan)[0]["Plan"])
     # (By ID twice: once to take the workspace's row first, once to close.)
     assert scans and set(scans) == {"requests_id_idx"}, scans
+
+
+async def test_abandoned_requests_schedule_their_scopes_in_one_statement(memory: Memory) -> None:
+    """Requests no one closed (their processes died) close, and every scope of theirs is
+    scheduled at once: two statements however many, not one more per request."""
+    then = datetime(2024, 5, 1, tzinfo=UTC)
+    other = Scope(workspace="test", bot_id=42, kind="private", chat_id=8, user_id=8)
+    for scope, n in ((SCOPE, 2), (other, 1)):
+        for i in range(n):
+            source = await memory.record(scope, text=f"hello {i}", speaker_id=scope.chat_id)
+            assert source is not None
+    counting = CountingPool(memory.store.pool)
+    now = datetime.now(UTC)
+    closed = await Store(counting).requests.abandon(  # type: ignore[arg-type]
+        kept_since=now, since=now, now=then
+    )
+    assert closed == 3
+    assert await counting.taken() == ["UPDATE requests", "bm_schedule"]
+    rows = await memory.store.pool.fetch(
+        "SELECT scope_key, last_activity, due_at FROM memory_scopes ORDER BY scope_key"
+    )
+    assert [(r["scope_key"], r["last_activity"], r["due_at"]) for r in rows] == [
+        (SCOPE.key, then, then),
+        (other.key, then, then),
+    ]
