@@ -899,6 +899,15 @@ LANGUAGE sql AS $$
         wakes = memory_scopes.wakes + 1
 $$;
 
+-- When a chat's auto-delete timer removes a message sent at `at` (NULL: the chat keeps its
+-- messages): nothing memory keeps of it outlives that.
+CREATE OR REPLACE FUNCTION bm_chat_keeps_until(bot bigint, chat bigint, at timestamptz)
+RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT at + make_interval(secs => h.auto_delete_seconds) FROM chats h
+    WHERE h.bot_id = bot AND h.chat_id = chat AND h.auto_delete_seconds > 0
+$$;
+
 -- Close a request with its answer (requests.finish), once: false when it is closed already.
 -- The answer is kept as the assistant message (content-free when a source it was given was
 -- erased meanwhile), retained no longer than anything it was given nor than the chat keeps
@@ -944,10 +953,7 @@ BEGIN
                  SELECT s.message_id FROM record_sources s
                  WHERE s.workspace_id = r.workspace_id AND s.record_id = ANY(r.recall_memory_ids)
                  UNION SELECT unnest(cited))),
-            at + make_interval(secs => (
-                SELECT h.auto_delete_seconds FROM chats h
-                WHERE h.bot_id = m.bot_id AND h.chat_id = m.chat_id
-                AND h.auto_delete_seconds > 0))),
+            bm_chat_keeps_until(m.bot_id, m.chat_id, at)),
         CASE WHEN r.answer_erased THEN at END,
         CASE WHEN r.answer_erased THEN 'a source it was given was erased' END,
         CASE WHEN r.answer_erased THEN NULL ELSE answer_search::tsvector END

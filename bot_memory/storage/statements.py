@@ -67,9 +67,7 @@ RECORD = """
             telegram_message_id, speaker_id, role, text, content_hash, language, sent_at,
             retain_until, search)
         SELECT $1, $2, $3, $4, $5, $6, $7, 'user', $8, $9, $10, $11,
-            least($12::timestamptz, $11::timestamptz + make_interval(secs => (
-                SELECT auto_delete_seconds FROM chats
-                WHERE bot_id = $3 AND chat_id = $4 AND auto_delete_seconds > 0))),
+            least($12::timestamptz, bm_chat_keeps_until($3, $4, $11)),
             $15::tsvector
         ON CONFLICT (workspace_id, bot_id, chat_id, telegram_message_id)
             WHERE telegram_message_id IS NOT NULL DO NOTHING
