@@ -37,16 +37,17 @@ async def start(env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
     )
 
 
-async def replies_on_record(db_url: str, emu: BotAPIEmulator) -> None:
+async def replies_on_record(db_url: str, emu: BotAPIEmulator, count: int) -> None:
+    """Until `count` replies were sent and as many requests closed."""
     conn = await asyncpg.connect(db_url)
     try:
         closed = 0
-        for _ in range(500):
+        for _ in range(1000):
             closed = await conn.fetchval(
                 "SELECT count(*) FROM requests"
                 " WHERE status IN ('succeeded', 'failed', 'unanswered')"
             )
-            if closed >= len(emu.sent):
+            if len(emu.sent) >= count and closed >= count:
                 return
             await asyncio.sleep(0.01)
         raise AssertionError(f"{len(emu.sent)} replies sent, {closed} requests closed")
@@ -76,19 +77,21 @@ async def test_a_webhook_bot_killed_mid_burst_answers_each_message_once(
         proc = await start(env, tmp_path)
         try:
             await emu.wait_for_calls("setWebhook", timeout=60)
-            # The burst: each user a note, then a question; the third question's model call
-            # hangs, and the bot is killed while it waits (recorded, not answered).
-            llm.script("fake answer: one", "fake answer: two", "hold")
+            # The burst: each user a note, then a question; the first two questions are
+            # answered, the others' model calls hang, and the bot is killed while they wait
+            # (recorded, not answered).
+            llm.script("fake answer: one", "fake answer: two", *["hold"] * (len(USERS) - 2))
             for user in USERS:
                 emu.push_message(
                     chat_id=user, user_id=user, text=f"remember that my code is K{user}"
                 )
                 emu.push_message(chat_id=user, user_id=user, text="what is my code?")
-            await llm.wait_for_requests(3, timeout=60)
-            # Killed once every reply sent so far is on record: a reply Telegram took in the
-            # moment before its request closed would be sent again (at least once: the Bot API
-            # cannot say whether it was sent; docs/operating.md says so).
-            await replies_on_record(db_url, emu)
+            await llm.wait_for_requests(len(USERS), timeout=60)
+            # Killed with nothing in flight but the held calls, every reply sent (the notes and
+            # two answers) on record: a reply Telegram took in the moment before its request
+            # closed would be sent again (at least once: the Bot API cannot say whether it was
+            # sent; docs/operating.md says so).
+            await replies_on_record(db_url, emu, count=len(USERS) + 2)
             proc.send_signal(signal.SIGKILL)
             await asyncio.wait_for(proc.communicate(), 30)
             llm.release()  # its caller is gone
