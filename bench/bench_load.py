@@ -16,11 +16,14 @@ latency: each offered rate (default 40, 160 and 320/s, 60 s each, questions and 
     for memory and then for the bare bot: the same aiogram webhook, answering each directed
     message with one call to the same fake model and no memory. Printed: reply p50/p99 from the
     update's arrival at the emulator to the reply's, both bots side by side, their ratio, and
-    whether the rate was held (every question answered, the backlog under one second's worth).
-    `--profile DIR` writes a cProfile of the memory bot's process there.
+    whether the rate was held (every question answered, the backlog under one second's worth),
+    and the cores each process used meanwhile (the bot's, the worker's, PostgreSQL's, and this
+    one's: the emulator and the fake model). `--bots` runs one of them alone; `--profile DIR`
+    writes a cProfile of the memory bot's process there.
 
 Run: ``.venv/bin/python bench/bench_load.py growth [--minutes 10] [--rate 56]``
-     ``.venv/bin/python bench/bench_load.py latency [--rates 40,160,320] [--seconds 60]``
+     ``.venv/bin/python bench/bench_load.py latency [--rates 40,160,320] [--seconds 60]
+     [--bots memory,bare]``
 """
 
 from __future__ import annotations
@@ -164,6 +167,25 @@ async def offer(load: Load, rate: float, seconds: float, each_minute: Any = None
         await asyncio.sleep(0.05)
 
 
+def cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """CPU time of a process (and of its children, live and exited, when `children`)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / ticks
+    if not children:
+        return own
+    total = own + (int(fields[13]) + int(fields[14])) / ticks
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            parts = stat.read_text().rsplit(")", 1)[1].split()
+            if int(parts[1]) == pid:
+                total += (int(parts[11]) + int(parts[12])) / ticks
+    return total
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
@@ -252,6 +274,16 @@ class Rig:
     async def _serving(self) -> None:
         before = len(self.emu.calls_to("setWebhook"))
         await self.emu.wait_for_calls("setWebhook", count=before + 1, timeout=120)
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far: each bot process, PostgreSQL's, and this one's (emulator, model)."""
+        postmaster = int((self.tmp / "data" / "pg" / "postmaster.pid").read_text().split()[0])
+        names = ("bot", "worker")
+        return {
+            **{name: cpu_seconds(p.pid) for name, p in zip(names, self.procs, strict=False)},
+            "postgres": cpu_seconds(postmaster, children=True),
+            "bench": cpu_seconds(os.getpid()),
+        }
 
     async def stop(self) -> None:
         for proc in reversed(self.procs):
@@ -376,7 +408,9 @@ async def measure(r: Rig, rate: float, seconds: float, first: int) -> dict[str, 
             await asyncio.sleep(0.25)
 
     watching = asyncio.create_task(watch())
+    before = r.cpu()
     await offer(load, rate, seconds)
+    cpu = {who: (t - before[who]) / seconds for who, t in r.cpu().items()}
     at_end = len(r.emu.pending_updates)
     watching.cancel()
     with contextlib.suppress(TimeoutError):
@@ -390,12 +424,15 @@ async def measure(r: Rig, rate: float, seconds: float, first: int) -> dict[str, 
         "backlog": at_end,
         "held": float(unanswered == 0 and at_end <= rate),
         "answered": len(times),
+        **{f"cpu {who}": share for who, share in cpu.items()},
     }
 
 
-async def latency(rates: list[float], seconds: float, profile: Path | None) -> None:
+async def latency(
+    rates: list[float], seconds: float, profile: Path | None, bots: list[str]
+) -> None:
     results: dict[str, dict[float, dict[str, float]]] = {}
-    for who in ("memory", "bare"):
+    for who in bots:
         with tempfile.TemporaryDirectory(prefix="bm-bench-load-") as tmp_name:
             tmp = Path(tmp_name)
             r, server = await rig(tmp)
@@ -411,7 +448,10 @@ async def latency(rates: list[float], seconds: float, profile: Path | None) -> N
                     print(
                         f"{who:>6} {rate:>5g}/s: p50 {m['p50']:.1f} ms, p99 {m['p99']:.1f} ms,"
                         f" {m['answered']:.0f} answered, {m['unanswered']:.0f} not,"
-                        f" backlog at the end {m['backlog']:.0f}",
+                        f" backlog at the end {m['backlog']:.0f}; cores: "
+                        + ", ".join(
+                            f"{k[4:]} {v:.2f}" for k, v in m.items() if k.startswith("cpu ")
+                        ),
                         flush=True,
                     )
             finally:
@@ -419,6 +459,8 @@ async def latency(rates: list[float], seconds: float, profile: Path | None) -> N
                 await server.stop()
                 await r.llm.stop()
                 await r.emu.stop()
+    if len(results) < 2:
+        return
     print(f"reply time from the update to the reply, {seconds:g} s per rate, memory vs bare bot:")
     for rate in rates:
         m, b = results["memory"][rate], results["bare"][rate]
@@ -501,12 +543,15 @@ def main() -> None:
     lat.add_argument("--rates", default="40,160,320")
     lat.add_argument("--seconds", type=float, default=60)
     lat.add_argument("--profile", type=Path)
+    lat.add_argument("--bots", default="memory,bare", help="which bots, in this order")
     sub.add_parser("bare-bot")
     args = parser.parse_args()
     if args.part == "growth":
         asyncio.run(growth(args.minutes, args.rate))
     elif args.part == "latency":
-        asyncio.run(latency(list(rates_of(args.rates)), args.seconds, args.profile))
+        asyncio.run(
+            latency(list(rates_of(args.rates)), args.seconds, args.profile, args.bots.split(","))
+        )
     else:
         bare_bot()
 

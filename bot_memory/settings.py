@@ -37,7 +37,9 @@ class MemorySettings(BaseSettings):
     # private chat is its own workspace (or whatever the host's resolver says).
     workspace: str | None = None
     db_pool_min: int = 1
-    db_pool_max: int = 5
+    # The bot's connection pool, largest (asyncpg's default): under load each statement holds
+    # its connection until the busy event loop reads the result.
+    db_pool_max: int = 10
     # A worker in the bot's process waits (at most this long) before each database step
     # while messages are being handled: requests first. 0: no waiting.
     worker_yield_max_seconds: float = 0.02

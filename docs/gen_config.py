@@ -38,7 +38,6 @@ SECTION = re.compile(r"^#\s*---\s*(.*?)\s*-*\s*$")
 NOTES = {
     "database_url": "PostgreSQL to use; unset: an embedded server in the data directory",
     "db_pool_min": "the bot's connection pool, smallest",
-    "db_pool_max": "the bot's connection pool, largest",
     "llm_base_url": "an OpenAI-compatible server's base URL (`.../v1`); a key alone means"
     " api.openai.com",
     "llm_api_key": "its API key",

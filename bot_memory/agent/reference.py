@@ -55,12 +55,14 @@ class ReferenceAgent:
     async def answer(self, turn: Turn) -> AgentAnswer:
         """One interactive request. Raises ModelError when no answer could be produced."""
         source = turn.source
-        await turn.start()  # recall first: its membership verdict also governs the history
+        # Recall first: its membership verdict also governs the history, which the start's
+        # write reads for the first round.
+        await turn.start(history=self._settings.agent_history_messages)
         transcript: list[dict[str, Any]] = []
         for round_no in range(1, self._settings.agent_max_tool_rounds + 1):
             # The memory block and the stored history are asked for again each round: what a
             # tool call forgot (or an erasure removed) meanwhile is not shown again.
-            history = await self._history(turn)
+            history = await self._history(turn, again=round_no > 1)
             messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 # The first round follows the start at once: nothing to ask again yet.
@@ -94,15 +96,17 @@ class ReferenceAgent:
         log.warning("memory.agent_round_limit", request=source.request_id)
         raise ModelError("the model kept calling tools past the round limit")
 
-    async def _history(self, turn: Turn) -> list[dict[str, Any]]:
+    async def _history(self, turn: Turn, *, again: bool) -> list[dict[str, Any]]:
         source = turn.source
         limit = self._settings.agent_message_max_bytes
-        items = await self._store.history(
-            source.scope,
-            before_message_id=source.message_id,
-            limit=self._settings.agent_history_messages,
-            now=datetime.now(UTC),
-        )
+        items = turn.history_at_start
+        if again or items is None:
+            items = await self._store.history(
+                source.scope,
+                before_message_id=source.message_id,
+                limit=self._settings.agent_history_messages,
+                now=datetime.now(UTC),
+            )
         shared = not source.scope.is_private
         gate = turn.parts.tools.gate_for(turn.context)
         if turn.recall is not None and turn.recall.mode == "denied":

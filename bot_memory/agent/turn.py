@@ -25,7 +25,7 @@ from bot_memory.metrics import Metrics
 from bot_memory.models import ChatModel, Usage
 from bot_memory.redaction import redact_value
 from bot_memory.retrieval import RecallContext, Recaller
-from bot_memory.storage import SourceMessage, Store, UsageEntry
+from bot_memory.storage import HistoryMessage, SourceMessage, Store, UsageEntry
 
 INSTRUCTIONS = """\
 Memory tools: query_memories and query_chat_history read this chat's history; manage_memory
@@ -53,6 +53,8 @@ class Turn:
     context: ToolContext
     kind: str = "chat"
     recall: RecallContext | None = None  # frozen when the turn starts
+    # The conversation before the message, read by the start's own write (`start(history=)`).
+    history_at_start: list[HistoryMessage] | None = None
     _calls: int = field(default=0)
 
     @property
@@ -63,8 +65,10 @@ class Turn:
     def started(self) -> bool:
         return self.recall is not None
 
-    async def start(self, now: datetime | None = None) -> RecallContext:
-        """Pin the request to the current model and freeze its recall (once)."""
+    async def start(self, now: datetime | None = None, *, history: int = 0) -> RecallContext:
+        """Pin the request to the current model and freeze its recall (once). `history`: the
+        same statement reads that many of the scope's messages before this one, kept as
+        `history_at_start` (what `Store.history` reads; none when the turn started already)."""
         if self.recall is None:
             parts = self.parts
             gate = parts.tools.gate_for(self.context)
@@ -72,14 +76,17 @@ class Turn:
                 self.source.scope, gate=gate, now=now, message=self.source.text
             )
             # One write of the request: running, pinned, and given what recall froze.
-            await parts.store.requests.start(
+            before = await parts.store.requests.start(
                 self.source,
                 provider=parts.model.provider,
                 model=parts.model.model,
                 kind=self.kind,
                 recall_memory_ids=recall.memory_ids,
+                history=history,
+                now=now,
             )
             self.recall = recall
+            self.history_at_start = before if history > 0 else None
         return self.recall
 
     @property

@@ -48,7 +48,13 @@ from bot_memory.storage.requests import (
     SourceMessage,
     schedule_scope,
 )
-from bot_memory.storage.rows import RECORD_COLUMNS, RECORD_SOURCES, record_from_row, scope_from_row
+from bot_memory.storage.rows import (
+    RECORD_COLUMNS,
+    RECORD_SOURCES,
+    HistoryMessage,
+    record_from_row,
+    scope_from_row,
+)
 from bot_memory.storage.search import Excerpt, Search
 from bot_memory.storage.store import ChatInfo, ScopeSummary, Store, UsageEntry
 from bot_memory.storage.tenancy import MoveReport, Tenancy
@@ -80,6 +86,7 @@ __all__ = [
     "Erasure",
     "Excerpt",
     "ExtensionMissing",
+    "HistoryMessage",
     "Job",
     "Jobs",
     "Ledger",

@@ -5,7 +5,7 @@ open are abandoned; closing one schedules its scope for the worker (`schedule_sc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 import asyncpg
@@ -13,7 +13,8 @@ import asyncpg
 from bot_memory.records import content_hash, source_id
 from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle
-from bot_memory.storage.statements import CLOSE, closing_args
+from bot_memory.storage.rows import HistoryMessage, history_of
+from bot_memory.storage.statements import CLOSE, HISTORY, closing_args
 from bot_memory.terms import text_vector
 
 RequestStatus = Literal[
@@ -50,6 +51,15 @@ class Closing:
     at: datetime
     error: str | None = None
     kind: str | None = None
+
+
+# $1 workspace, $2 request, $3 provider, $4 model, $5 kind, $6 keep open, $7 recalled IDs.
+START = (
+    "UPDATE requests SET status = 'running', provider = $3, model = $4, kind = $5,"
+    " keep_open = $6, recall_memory_ids = coalesce($7, recall_memory_ids),"
+    " updated_at = now() WHERE workspace_id = $1 AND id = $2"
+    " AND status IN ('queued', 'running')"
+)
 
 
 class Requests:
@@ -104,14 +114,13 @@ class Requests:
         kind: str = "chat",
         keep_open: bool = False,
         recall_memory_ids: list[str] | None = None,
-    ) -> None:
+        history: int = 0,
+        now: datetime | None = None,
+    ) -> list[HistoryMessage]:
         """Mark the request running, pinned to this provider and model; with the records its
-        recall froze (a turn's start), in the same write."""
-        await self._on.execute(
-            "UPDATE requests SET status = 'running', provider = $3, model = $4, kind = $5,"
-            " keep_open = $6, recall_memory_ids = coalesce($7, recall_memory_ids),"
-            " updated_at = now() WHERE workspace_id = $1 AND id = $2"
-            " AND status IN ('queued', 'running')",
+        recall froze (a turn's start), in the same write. `history`: also read that many of the
+        scope's messages before it (as `Store.history` at `now`), in the same statement."""
+        args = (
             source.scope.workspace,
             source.request_id,
             provider,
@@ -120,6 +129,19 @@ class Requests:
             keep_open,
             recall_memory_ids,
         )
+        if history <= 0:
+            await self._on.execute(START, *args)
+            return []
+        rows = await self._on.fetch(
+            f"WITH started AS ({START}) "
+            + HISTORY.format(ws="$1", scope="$8", before="$9", limit="$10", now="$11"),
+            *args,
+            source.scope.key,
+            source.message_id,
+            history,
+            now or datetime.now(UTC),
+        )
+        return history_of(rows)
 
     async def finish(
         self,

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
 
 import asyncpg
 
-from bot_memory.records import MemoryRecord, ScopeIndex, ScopeState, SourceRef
+from bot_memory.records import MemoryRecord, ScopeIndex, ScopeState, SourceRef, source_id
 from bot_memory.scopes import Scope
 
 # A record as `record_from_row` reads it, from `memory_records r`: its columns, and its sources
@@ -85,3 +87,33 @@ def scope_from_row(workspace: str, row: Mapping[str, Any]) -> ScopeState:
 
 def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class HistoryMessage:
+    message_id: int
+    role: Literal["user", "assistant"]
+    speaker_id: int
+    thread_id: int
+    text: str
+    created_at: datetime
+
+    @property
+    def source_id(self) -> str:
+        return source_id(self.message_id)
+
+
+def history_of(rows: list[asyncpg.Record]) -> list[HistoryMessage]:
+    """HISTORY's rows (newest first) as the conversation they tell, oldest first."""
+    return [_history(r) for r in reversed(rows)]
+
+
+def _history(r: asyncpg.Record) -> HistoryMessage:
+    return HistoryMessage(
+        message_id=r["id"],
+        role=r["role"],
+        speaker_id=r["speaker_id"],
+        thread_id=r["thread_id"],
+        text=r["text"],
+        created_at=r["sent_at"],
+    )

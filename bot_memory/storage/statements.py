@@ -13,6 +13,19 @@ if TYPE_CHECKING:
 
 CLOSED_STATUSES = ("succeeded", "failed", "unanswered")
 
+# A scope's latest retained messages before one, newest first: forgotten ones (tombstoned, or
+# an answer kept content-free) left out. {ws} {scope} {before} {limit} {now} name the parameters.
+HISTORY = (
+    "SELECT id, role, speaker_id, thread_id, text, sent_at FROM messages m"
+    " WHERE workspace_id = {ws} AND scope_key = {scope} AND id < {before} AND text IS NOT NULL"
+    " AND (retain_until IS NULL OR retain_until > {now})"
+    " AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = {ws}"
+    " AND t.scope_key = {scope} AND t.message_id = m.id)"
+    " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.workspace_id = {ws}"
+    " AND r.answer_message_id = m.id AND r.answer_forgotten)"
+    " ORDER BY id DESC LIMIT {limit}"
+)
+
 # What a tool returned counts as used, and it and its sources enter the request's citation set
 # ($1 workspace, $2 request, $3 record IDs, $4 source IDs, $5 now).
 _GIVEN_USED = (

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import asyncpg
 
-from bot_memory.records import MemoryRecord, RecallRow, content_hash, source_id
+from bot_memory.records import MemoryRecord, RecallRow, content_hash
 from bot_memory.scopes import Scope
 from bot_memory.storage.commits import Commits
 from bot_memory.storage.erasure import Erasure
@@ -28,11 +28,12 @@ from bot_memory.storage.limits import Limits
 from bot_memory.storage.operations import Operations
 from bot_memory.storage.planning import Planning
 from bot_memory.storage.requests import Requests, SourceMessage
-from bot_memory.storage.rows import RECORD_COLUMNS, record_from_row
+from bot_memory.storage.rows import RECORD_COLUMNS, HistoryMessage, history_of, record_from_row
 from bot_memory.storage.search import Search
 from bot_memory.storage.statements import (
     GIVEN,
     GIVEN_AND_NOTED,
+    HISTORY,
     LEDGER_INSERT,
     RECORD,
     ledger_values,
@@ -51,20 +52,6 @@ from bot_memory.storage.workspace import (
     workspace_transaction,
 )
 from bot_memory.terms import record_vector, text_vector
-
-
-@dataclass(frozen=True)
-class HistoryMessage:
-    message_id: int
-    role: Literal["user", "assistant"]
-    speaker_id: int
-    thread_id: int
-    text: str
-    created_at: datetime
-
-    @property
-    def source_id(self) -> str:
-        return source_id(self.message_id)
 
 
 @dataclass(frozen=True)
@@ -393,21 +380,14 @@ class Store:
         """The scope's latest retained messages before this one, oldest first; forgotten ones
         (tombstoned) are left out, so the next prompt does not bring back what was forgotten."""
         rows = await self.pool.fetch(
-            "SELECT id, role, speaker_id, thread_id, text, sent_at FROM messages m"
-            " WHERE workspace_id = $1 AND scope_key = $2 AND id < $3 AND text IS NOT NULL"
-            " AND (retain_until IS NULL OR retain_until > $5)"
-            " AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = $1"
-            " AND t.scope_key = $2 AND t.message_id = m.id)"
-            " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.workspace_id = $1"
-            " AND r.answer_message_id = m.id AND r.answer_forgotten)"
-            " ORDER BY id DESC LIMIT $4",
+            HISTORY.format(ws="$1", scope="$2", before="$3", limit="$4", now="$5"),
             scope.workspace,
             scope.key,
             before_message_id,
             limit,
             now,
         )
-        return [_history(r) for r in reversed(rows)]
+        return history_of(rows)
 
     async def source_texts(
         self, workspace: str, message_ids: list[int], *, at: datetime
@@ -683,17 +663,6 @@ def _chat_info(row: asyncpg.Record) -> ChatInfo:
         bot_active=row["bot_active"],
         auto_delete_seconds=row["auto_delete_seconds"],
         auto_delete_known=row["auto_delete_known"],
-    )
-
-
-def _history(r: asyncpg.Record) -> HistoryMessage:
-    return HistoryMessage(
-        message_id=r["id"],
-        role=r["role"],
-        speaker_id=r["speaker_id"],
-        thread_id=r["thread_id"],
-        text=r["text"],
-        created_at=r["sent_at"],
     )
 
 

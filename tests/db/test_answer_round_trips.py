@@ -15,7 +15,7 @@ SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=7, user_id=7)
 NOW = datetime.now(UTC)
 
 
-async def test_an_answer_in_one_round_is_six_statements_after_the_record(
+async def test_an_answer_in_one_round_is_five_statements_after_the_record(
     memory: Memory, llm: FakeOpenAI
 ) -> None:
     # Something to recall (a note), used once already so recall does not mark it again.
@@ -33,8 +33,7 @@ async def test_an_answer_in_one_round_is_six_statements_after_the_record(
     await memory.finish(source, status="succeeded", answer_text=answer.text, now=NOW)
     assert await counted.taken() == [
         "SELECT recall",  # the scope's memory block
-        "UPDATE requests",  # running, pinned, given what recall froze
-        "SELECT id,",  # the stored conversation before it
+        "WITH started",  # running, pinned, given what recall froze; the conversation before
         "bm_open_attempt",
         "bm_close_attempt",
         "bm_finish_answered",  # the answer, what it depends on, the scope's wake-up

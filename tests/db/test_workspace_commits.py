@@ -609,8 +609,9 @@ async def test_an_answered_message_writes_its_request_once_per_step(
     memory: Memory, counted: CountingPool
 ) -> None:
     """The request path's writes, each one statement: the turn's start (running, pinned, and
-    what recall froze), the billed call's attempt and its settling, and the closing with the
-    answer (kept, its dependencies, the scope scheduled)."""
+    what recall froze; the same statement reads the conversation before it), the billed call's
+    attempt and its settling, and the closing with the answer (kept, its dependencies, the
+    scope scheduled)."""
     await noted(memory, "remember that the bike is blue")
     source = await memory.record(SCOPE, text="what colour is the bike?", speaker_id=7, sent_at=NOW)
     assert source is not None
@@ -618,9 +619,9 @@ async def test_an_answered_message_writes_its_request_once_per_step(
     answer = await memory.agent.answer(memory.turn(source))
     taken = await counted.taken()
     # (Being recalled marks the note used, at most hourly: a write of memory_records.)
-    writes = [t for t in taken if t == "UPDATE requests" or "attempt" in t]
+    writes = [t for t in taken if t in ("UPDATE requests", "WITH started") or "attempt" in t]
     calls = ["bm_open_attempt", "bm_close_attempt"] * answer.rounds
-    assert writes == ["UPDATE requests", *calls], taken
+    assert writes == ["WITH started", *calls], taken
     alone = [a for a, b in itertools.pairwise(taken) if "attempt" in b]
     assert "BEGIN" not in alone, taken  # each its own statement, no transaction around it
     await memory.finish(source, status="succeeded", answer_text=answer.text, now=NOW)
