@@ -387,6 +387,8 @@ class Memory:
 
         With the aiogram adapter this happens by itself when the handler returns; call it for
         requests a handler kept open (flags={"memory": "keep_open"})."""
+        if self.closer.closed_here(source.request_id):
+            return False  # closed by this process already: no statement to say so again
         closed = await self.store.requests.finish(
             source,
             status=status,
@@ -398,6 +400,7 @@ class Memory:
             error=error,
             kind=kind,
         )
+        self.closer.note_closed(source.request_id)
         if closed:
             self.metrics.request_closed(status)
         return closed
@@ -415,6 +418,8 @@ class Memory:
         with others, in one statement; `flush()` waits for it. Closing is once, as `finish`."""
         if status == "succeeded":
             raise ValueError("a succeeded request keeps its answer: use finish()")
+        if self.closer.closed_here(source.request_id):
+            return
         at = now or datetime.now(UTC)
         closing = Closing(
             source.request_id, status, at, None if error is None else storable(error), kind

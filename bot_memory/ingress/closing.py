@@ -6,18 +6,26 @@ instead and are written together, one statement for all that arrived within a sh
 a task of their own. While the database is away a batch is tried again a few times; a closing
 lost with its process (a crash before the write) is not lost to memory either: a request left
 open is closed by the request timeout (`request_timeout_seconds`).
+
+Closing is once, so the closer also remembers the requests this process closed lately: the
+adapter closes a request after its handler even when the handler (the reference agent's
+delivery, a host's `finish`) closed it already, and that second closing needs no statement.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 
 from bot_memory.logs import get_logger
 from bot_memory.metrics import Metrics
 from bot_memory.storage import Closing, Store, is_connection_error
 
 log = get_logger(__name__)
+
+# Requests closed here that are remembered: far more than are handled at once.
+REMEMBERED_CLOSINGS = 4096
 
 
 class RequestCloser:
@@ -38,8 +46,19 @@ class RequestCloser:
         self._queue: list[Closing] = []
         self._task: asyncio.Task[None] | None = None
         self._hurry = asyncio.Event()  # flush(): write what is queued without lingering
+        self._closed: OrderedDict[int, None] = OrderedDict()
+
+    def closed_here(self, request_id: int) -> bool:
+        """This process closed the request (or queued its closing) lately."""
+        return request_id in self._closed
+
+    def note_closed(self, request_id: int) -> None:
+        self._closed[request_id] = None
+        if len(self._closed) > REMEMBERED_CLOSINGS:
+            self._closed.popitem(last=False)
 
     def close_later(self, closing: Closing) -> None:
+        self.note_closed(closing.request_id)
         self._queue.append(closing)
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="bot_memory.request_closer")

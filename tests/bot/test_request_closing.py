@@ -225,3 +225,26 @@ async def test_abandoned_requests_schedule_their_scopes_in_one_statement(memory:
         (SCOPE.key, then, then),
         (other.key, then, then),
     ]
+
+
+def agent(memory: Memory) -> Dispatcher:
+    dp = Dispatcher()
+    setup(dp, memory, reference_agent=True)
+    return dp
+
+
+async def test_an_answer_the_agent_delivered_is_closed_in_one_statement() -> None:
+    # The agent's delivery keeps the answer; the middleware, seeing the reply go out, closed the
+    # request again after the handler (one more statement, refused by the database each time).
+    async with running_bot(agent, workspace="test") as bot:
+        assert await bot.say("hello there")
+        await bot.settled()
+        counting = CountingPool(bot.memory.store.pool)
+        bot.memory.store.pool = counting  # type: ignore[assignment]
+        assert await bot.say("what do you know?")
+        await bot.settled()
+        taken = await counting.taken()
+        finishes = [s for s in taken if s in ("bm_finish_answered", "bm_schedule")]
+        assert finishes == ["bm_finish_answered"], taken
+        rows = await bot.memory.store.pool.fetch("SELECT status FROM requests ORDER BY id")
+        assert [r["status"] for r in rows] == ["succeeded", "succeeded"]
