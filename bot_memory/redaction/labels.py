@@ -233,9 +233,10 @@ def key_strength(key: str) -> tuple[int, bool]:
 # key = value, key: value, prose
 
 # Unquoted value characters: printable ASCII except whitespace, quotes and the list
-# separators , ; & plus Latin-1/Latin Extended letters.  CJK text and CJK punctuation end
-# the value, so "密码：abc123，记得改" redacts only "abc123" and "密码：请到设置里修改" nothing.
-_VALUE_CHARS = r"!#-%(-+\--:<-_a-~\u00a1-\u024f"
+# separators , ; & plus Latin-1/Latin Extended and Cyrillic letters (words end at a blank, so
+# "пароль: солнышко" is "password: sunflower").  CJK text and CJK punctuation end the value,
+# so "密码：abc123，记得改" redacts only "abc123" and "密码：请到设置里修改" nothing.
+_VALUE_CHARS = r"!#-%(-+\--:<-_a-~\u00a1-\u024f\u0400-\u052f"
 _QUOTED_MAX = 4096
 # An unquoted value is read this far; a longer one is measured once and its inside skipped,
 # so "password=password=..." stays linear.
@@ -256,7 +257,8 @@ _DASH = r"(?:[—–]|-(?=[^\S\r\n]))"
 # A prose value needs a digit or a symbol in its first characters (_looks_secret decides);
 # checked in the regex so "my password is too short" fails without a Python call.
 _PROSE_VALUE_AHEAD = (
-    rf"(?=[\"'`“‘「«]?[!#-&(-~\u00a1-\u024f]{{0,64}}?[0-9{re.escape(_SECRET_SYMBOLS)}])"
+    rf"(?=[\"'`“‘「«]?[!#-&(-~\u00a1-\u024f\u0400-\u052f]{{0,64}}?"
+    rf"[0-9{re.escape(_SECRET_SYMBOLS)}])"
 )
 _TAIL = re.compile(
     # closing quote of a quoted key, optional Markdown bold
@@ -269,7 +271,7 @@ _TAIL = re.compile(
     # prose -- "my password is X", "password for root: X", "пароль от почты — X", "密码是X" --
     # and a bare blank, "password\tX" / 'password "X"': only values that look like a secret
     r"|(?P<prose>"
-    rf"(?:{_BLANK}++(?i:for|of|от|для){_BLANK}++(?:(?i:the|my|our){_BLANK}++)?[\w.@-]{{1,40}}+)?"
+    rf"(?:{_BLANK}++(?i:for|of|от|для|від|до){_BLANK}++(?:(?i:the|my|our){_BLANK}++)?[\w.@-]{{1,40}}+)?"
     rf"(?:{_BLANK}*+(?:{_SEP}|{_DASH})"
     rf"|{_BLANK}++(?i:is|was|это|был|будет|теперь|такой)(?:{_BLANK}++(?i:now|still|такой|такая))?"
     rf"(?:{_BLANK}*+(?:[:：]|{_DASH}))?"

@@ -522,8 +522,10 @@ LABEL_WORDS_IN_PROSE = [
     "Access token: revoked",
     "API key: pending",
     "Secret: @alice knows",
-    "Пароль: поменяла",
     "Секрет: Lisbon",
+    "Секрет: я беременна",
+    "токен: отозван",
+    "ключ: под ковриком",
 ]
 LABELLED_IN_PROSE = [
     ("Secret: §", fake(ALNUM + "$", 12, "lp1")),
@@ -534,6 +536,13 @@ LABELLED_IN_PROSE = [
     ("WiFi password: §", "sunflower"),  # a password's label takes any value
     ("pass=§", "sunflower"),  # a config key takes any value
     ("DB_PASSWORD: §", "sunflower"),
+    # Cyrillic words are values as Latin ones are (space-delimited), so "пароль: солнышко" is
+    # what "password: sunflower" is.
+    ("пароль: §", "солнышко"),
+    ("Пароль: §", "Солнышко2024"),
+    ("пароль від пошти: §", "Сонечко_2024"),
+    ("пароль до wifi: §", "сонечко7"),
+    ("мой пароль: §, не забудь", "ромашка"),
 ]
 
 
