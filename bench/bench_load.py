@@ -214,9 +214,43 @@ def bot_env(emu: BotAPIEmulator, llm: FakeOpenAI, db_url: str, port: int) -> dic
     }
 
 
-async def spawn(env: dict[str, str], log: Path, *argv: str) -> asyncio.subprocess.Process:
+# --pin: the bot alone on the first core; PostgreSQL, the worker and this process (emulator,
+# fake model) on the others, as when the database and Telegram are elsewhere.
+BOT_CPUS: set[int] | None = None
+REST_CPUS: set[int] | None = None
+
+
+def pin_cores() -> None:
+    global BOT_CPUS, REST_CPUS
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least 2 cores")
+    BOT_CPUS, REST_CPUS = {cpus[0]}, set(cpus[1:])
+    os.sched_setaffinity(0, REST_CPUS)
+
+
+def pin_tree(pid: int, cpus: set[int] | None) -> None:
+    """A process and its children (PostgreSQL's server and its backends) onto `cpus`."""
+    if cpus is None:
+        return
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(pid, cpus)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                os.sched_setaffinity(int(stat.parent.name), cpus)
+
+
+async def spawn(
+    env: dict[str, str], log: Path, *argv: str, bot: bool = False
+) -> asyncio.subprocess.Process:
+    cpus = BOT_CPUS if bot else REST_CPUS
     return await asyncio.create_subprocess_exec(
-        *argv, env=env, stdout=log.open("ab"), stderr=asyncio.subprocess.STDOUT
+        *argv,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=asyncio.subprocess.STDOUT,
+        preexec_fn=None if cpus is None else (lambda: os.sched_setaffinity(0, cpus)),
     )
 
 
@@ -252,7 +286,7 @@ class Rig:
         self.procs.append(
             await spawn(
                 env, self.tmp / "bot.log", *python, "-m", "bot_memory", "run",
-                "--log-level", "warning",
+                "--log-level", "warning", bot=True,
             )
         )  # fmt: skip
         self.procs.append(
@@ -267,7 +301,7 @@ class Rig:
         port = free_port()
         env = bot_env(self.emu, self.llm, self.db_url, port)
         self.procs.append(
-            await spawn(env, self.tmp / "bare.log", sys.executable, __file__, "bare-bot")
+            await spawn(env, self.tmp / "bare.log", sys.executable, __file__, "bare-bot", bot=True)
         )
         await self._serving()
 
@@ -297,6 +331,8 @@ async def rig(tmp: Path) -> tuple[Rig, EmbeddedPostgres]:
     await llm.start()
     server = EmbeddedPostgres(tmp / "data")
     db_url = await server.start()
+    postmaster = int((tmp / "data" / "pg" / "postmaster.pid").read_text().split()[0])
+    pin_tree(postmaster, REST_CPUS)  # backends started later inherit it
     return Rig(emu, llm, db_url, tmp), server
 
 
@@ -544,11 +580,14 @@ def main() -> None:
     lat.add_argument("--seconds", type=float, default=60)
     lat.add_argument("--profile", type=Path)
     lat.add_argument("--bots", default="memory,bare", help="which bots, in this order")
+    lat.add_argument("--pin", action="store_true", help="the bot alone on one core")
     sub.add_parser("bare-bot")
     args = parser.parse_args()
     if args.part == "growth":
         asyncio.run(growth(args.minutes, args.rate))
     elif args.part == "latency":
+        if args.pin:
+            pin_cores()
         asyncio.run(
             latency(list(rates_of(args.rates)), args.seconds, args.profile, args.bots.split(","))
         )
