@@ -25,6 +25,7 @@ from bot_memory.models import Pin
 from bot_memory.records import content_hash
 from bot_memory.scopes import Scope
 from bot_memory.storage.handle import Handle, connection
+from bot_memory.storage.statements import SCOPE_DUE
 
 Phase = Literal["extract", "consolidate", "done", "failed", "stopped"]
 ACTIVE_PHASES = ("extract", "consolidate")
@@ -114,15 +115,15 @@ class Job(BaseModel):
 # job (not finished, its next attempt due) and scope (its wake-up due), by the indexes on them.
 # A scope due first carries the sentinel 'epoch' as its due_at, which is no time: it has been
 # due since due_since.
-_BACKLOG = """
+_BACKLOG = f"""
 SELECT
-    (SELECT coalesce(jsonb_object_agg(phase, n), '{}'::jsonb)
+    (SELECT coalesce(jsonb_object_agg(phase, n), '{{}}'::jsonb)
        FROM (SELECT phase, count(*) AS n FROM memory_jobs GROUP BY phase) AS j) AS jobs,
     (SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM memory_jobs
       WHERE phase IN ('extract', 'consolidate') AND next_attempt_at <= now()) AS job_lag,
     (SELECT extract(epoch FROM now() - min(CASE WHEN due_at = 'epoch'::timestamptz
                 THEN coalesce(due_since, now()) ELSE due_at END))
-       FROM memory_scopes WHERE due_minute <= bm_due_minute(now()) AND due_at <= now())
+       FROM memory_scopes WHERE {SCOPE_DUE.format(at="now()")})
        AS scope_lag
 """
 

@@ -13,6 +13,7 @@ import asyncpg
 from bot_memory.records import source_id
 from bot_memory.storage.handle import Handle
 from bot_memory.storage.jobs import SnapshotSource
+from bot_memory.storage.statements import SCOPE_DUE
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,8 @@ class Planning:
     async def due_scopes(self, now: datetime, limit: int) -> list[tuple[str, str]]:
         """(workspace, scope key) of scopes due now, the longest due first."""
         rows = await self._on.fetch(
-            # By the index's minute first: the due time itself is not indexed (migration 029).
             "SELECT workspace_id, scope_key FROM memory_scopes"
-            " WHERE due_minute <= bm_due_minute($1) AND due_at <= $1"
-            " ORDER BY due_at LIMIT $2",
+            f" WHERE {SCOPE_DUE.format(at='$1')} ORDER BY due_at LIMIT $2",
             now,
             limit,
         )

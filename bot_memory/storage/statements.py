@@ -13,6 +13,10 @@ if TYPE_CHECKING:
 
 CLOSED_STATUSES = ("succeeded", "failed", "unanswered")
 
+# A scope whose wake-up is due at {at}: by the index's minute first (the due time itself is not
+# indexed, so the push every finished request makes stays a heap-only update; migration 029).
+SCOPE_DUE = "due_minute <= bm_due_minute({at}) AND due_at <= {at}"
+
 # A scope's latest retained messages before one, newest first: forgotten ones (tombstoned, or
 # an answer kept content-free) left out. {ws} {scope} {before} {limit} {now} name the parameters.
 HISTORY = (
