@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
@@ -25,9 +26,9 @@ SCOPE = Scope(workspace="test", bot_id=42, kind="private", chat_id=1001, user_id
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
 
-@pytest.fixture
-async def previous(pg_server_url: str) -> AsyncIterator[str]:
-    """A database built by the previous release's migrations, dropped after."""
+@asynccontextmanager
+async def database_at(pg_server_url: str, version: int) -> AsyncIterator[str]:
+    """A database built by the migrations up to `version` as this tree has them, dropped after."""
     name = "bm_prev_" + uuid.uuid4().hex[:12]
     admin = await asyncpg.connect(pg_server_url)
     await admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
@@ -39,7 +40,7 @@ async def previous(pg_server_url: str) -> AsyncIterator[str]:
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
         for migration in migrations():
-            if migration.version <= PREVIOUS_RELEASE:
+            if migration.version <= version:
                 async with conn.transaction():
                     await conn.execute(migration.sql())
                     await conn.execute(
@@ -53,6 +54,13 @@ async def previous(pg_server_url: str) -> AsyncIterator[str]:
         await conn.close()
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         await admin.close()
+
+
+@pytest.fixture
+async def previous(pg_server_url: str) -> AsyncIterator[str]:
+    """A database built by the previous release's migrations, dropped after."""
+    async with database_at(pg_server_url, PREVIOUS_RELEASE) as url:
+        yield url
 
 
 async def said(conn: asyncpg.Connection, text: str) -> int:
@@ -238,3 +246,28 @@ async def test_an_extraction_committed_by_the_previous_release_lands(
     finally:
         await memory.close()
         await conn.close()
+
+
+async def test_a_database_migrated_to_031_as_it_first_shipped_records_and_answers_after_the_upgrade(
+    pg_server_url: str, llm: FakeOpenAI
+) -> None:
+    # 030 and 031 were changed after main first shipped them (bm_chat_keeps_until, which
+    # recording calls; bm_close_abandoned settling): 032 brings such a database up to date.
+    async with database_at(pg_server_url, 31) as url:
+        conn = await asyncpg.connect(url)
+        try:
+            assert not await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'bm_chat_keeps_until')"
+            )
+        finally:
+            await conn.close()
+        memory = await Memory.open(
+            make_settings(url, llm_base_url=llm.base_url, llm_api_key="k", llm_model="m")
+        )
+        try:
+            source = await memory.record(SCOPE, text="what is my locker?", speaker_id=1001)
+            assert source is not None
+            answer = await memory.agent.answer(memory.turn(source))
+            assert await memory.finish(source, status="succeeded", answer_text=answer.text)
+        finally:
+            await memory.close()

@@ -1,8 +1,6 @@
 -- A billed call's attempt is opened and closed in one statement each (a round trip, not a
 -- transaction of four): every directed message answered makes both. Each writes the
--- workspace's row, in place (heap-only) in the room its pages leave. A cut-off job's attempts
--- settle the same way (bm_settle), and Ledger.close_abandoned_attempts calls that function
--- rather than writing the rule again.
+-- workspace's row, in place (heap-only) in the room its pages leave.
 
 ALTER TABLE workspaces SET (fillfactor = 50);
 
@@ -88,26 +86,4 @@ BEGIN
     END IF;
     PERFORM bm_settle(ws, request, reserved, cost);
     RETURN true;
-END $$;
-
--- Attempts of a job still pending (Ledger.close_abandoned_attempts): the process making them
--- died mid-call, so the provider may have processed and billed them. They become unknown,
--- charged their reservation; returns how many.
-CREATE OR REPLACE FUNCTION bm_close_abandoned(ws text, job bigint) RETURNS integer
-LANGUAGE plpgsql AS $$
-DECLARE
-    cut record;
-    closed integer := 0;
-BEGIN
-    FOR cut IN
-        UPDATE usage_ledger SET outcome = 'unknown', cost_usd = reserved_usd, reserved_usd = 0,
-            detail = 'the process making this call ended before its answer was recorded',
-            closed_at = now()
-        WHERE workspace_id = ws AND job_id = job AND outcome = 'pending'
-        RETURNING request_id, cost_usd
-    LOOP
-        closed := closed + 1;
-        PERFORM bm_settle(ws, cut.request_id, cut.cost_usd, cut.cost_usd);
-    END LOOP;
-    RETURN closed;
 END $$;

@@ -1,7 +1,6 @@
 -- A request answered closes in one statement (bm_finish_answered), not a transaction of five:
 -- every directed message answered makes it. Scheduling a scope is one function (bm_schedule),
--- which closing without an answer uses too; how long a chat keeps a message is one function
--- (bm_chat_keeps_until), which recording a message uses too.
+-- which closing without an answer uses too.
 
 -- Scopes seen again, each with the time it was (`ats`): a scope's row the first time; its
 -- activity and due time only move forward, the due time an idle window after its activity.
@@ -25,15 +24,6 @@ LANGUAGE sql AS $$
         last_activity = greatest(memory_scopes.last_activity, EXCLUDED.last_activity),
         due_at = greatest(memory_scopes.due_at, EXCLUDED.due_at),
         wakes = memory_scopes.wakes + 1
-$$;
-
--- When a chat's auto-delete timer removes a message sent at `at` (NULL: the chat keeps its
--- messages): nothing memory keeps of it outlives that.
-CREATE OR REPLACE FUNCTION bm_chat_keeps_until(bot bigint, chat bigint, at timestamptz)
-RETURNS timestamptz
-LANGUAGE sql STABLE AS $$
-    SELECT at + make_interval(secs => h.auto_delete_seconds) FROM chats h
-    WHERE h.bot_id = bot AND h.chat_id = chat AND h.auto_delete_seconds > 0
 $$;
 
 -- Close a request with its answer (requests.finish), once: false when it is closed already.
@@ -81,7 +71,10 @@ BEGIN
                  SELECT s.message_id FROM record_sources s
                  WHERE s.workspace_id = r.workspace_id AND s.record_id = ANY(r.recall_memory_ids)
                  UNION SELECT unnest(cited))),
-            bm_chat_keeps_until(m.bot_id, m.chat_id, at)),
+            at + make_interval(secs => (
+                SELECT h.auto_delete_seconds FROM chats h
+                WHERE h.bot_id = m.bot_id AND h.chat_id = m.chat_id
+                AND h.auto_delete_seconds > 0))),
         CASE WHEN r.answer_erased THEN at END,
         CASE WHEN r.answer_erased THEN 'a source it was given was erased' END,
         CASE WHEN r.answer_erased THEN NULL ELSE answer_search::tsvector END
