@@ -419,7 +419,7 @@ class Memory:
         if status == "succeeded":
             raise ValueError("a succeeded request keeps its answer: use finish()")
         if self.closer.closed_here(source.request_id):
-            return
+            return  # finished by this process already
         at = now or datetime.now(UTC)
         closing = Closing(
             source.request_id, status, at, None if error is None else storable(error), kind

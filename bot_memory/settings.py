@@ -126,7 +126,8 @@ class MemorySettings(BaseSettings):
     recall_block_max_bytes: int = 6_000
     query_max_results: int = Field(default=12, ge=1)
     query_max_source_ids: int = 20
-    agent_history_messages: int = 10  # ordinary conversation context beside the index
+    # ordinary conversation context beside the index
+    agent_history_messages: int = Field(default=10, ge=0)
     agent_max_tool_rounds: int = 4
     agent_message_max_bytes: int = 8_000  # one message's share of the agent prompt
 

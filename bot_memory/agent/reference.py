@@ -56,13 +56,14 @@ class ReferenceAgent:
         """One interactive request. Raises ModelError when no answer could be produced."""
         source = turn.source
         # Recall first: its membership verdict also governs the history, which the start's
-        # write reads for the first round.
+        # write reads for the first round (when this answer starts the turn).
+        starting = not turn.started
         await turn.start(history=self._settings.agent_history_messages)
         transcript: list[dict[str, Any]] = []
         for round_no in range(1, self._settings.agent_max_tool_rounds + 1):
             # The memory block and the stored history are asked for again each round: what a
             # tool call forgot (or an erasure removed) meanwhile is not shown again.
-            history = await self._history(turn, again=round_no > 1)
+            history = await self._history(turn, again=round_no > 1 or not starting)
             messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 # The first round follows the start at once: nothing to ask again yet.
@@ -99,7 +100,9 @@ class ReferenceAgent:
     async def _history(self, turn: Turn, *, again: bool) -> list[dict[str, Any]]:
         source = turn.source
         limit = self._settings.agent_message_max_bytes
-        items = turn.history_at_start
+        if self._settings.agent_history_messages <= 0:
+            return []
+        items, turn.history_at_start = turn.history_at_start, None  # read once
         if again or items is None:
             items = await self._store.history(
                 source.scope,

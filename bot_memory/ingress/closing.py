@@ -49,7 +49,8 @@ class RequestCloser:
         self._closed: OrderedDict[int, None] = OrderedDict()
 
     def closed_here(self, request_id: int) -> bool:
-        """This process closed the request (or queued its closing) lately."""
+        """This process's closing of the request reached the database lately (a queued one
+        has not yet: a finish after it still goes, and the first to arrive counts)."""
         return request_id in self._closed
 
     def note_closed(self, request_id: int) -> None:
@@ -58,7 +59,6 @@ class RequestCloser:
             self._closed.popitem(last=False)
 
     def close_later(self, closing: Closing) -> None:
-        self.note_closed(closing.request_id)
         self._queue.append(closing)
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="bot_memory.request_closer")
@@ -90,6 +90,8 @@ class RequestCloser:
         for attempt, pause in enumerate((*self._retry_pauses, None)):
             try:
                 await self._store.requests.close_unanswered(batch, idle_seconds=self._idle_seconds)
+                for closing in batch:
+                    self.note_closed(closing.request_id)
                 return
             except Exception as exc:
                 if not is_connection_error(exc):

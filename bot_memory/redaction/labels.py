@@ -41,14 +41,17 @@ _PLACEHOLDER = re.compile(
     r"|removed|example|placeholder|dummy|required|optional|secret|password|token|value"
     r"|pass|pwd|test|changeme|changeit|foo|bar|baz|qux|foobar"  # metasyntactic names
     r"|(?:api|access|secret|private|client)?[-_]?key)"  # a key's name: secretKey: api-key
+    # the same in Russian and Ukrainian: "пароль: пароль", "токен: значение", "пароль: нет"
+    r"|(?i:нет|нету|немає|пусто|порожньо|пароль|ключ|токен|секрет|значение|значення|пример"
+    r"|приклад|скрыт[оа]?|приховано|тест)"
     r"|[01]"  # a switch: PuttyPassword=0
     r"|!!?[A-Za-z]++"  # a YAML tag, the value follows: token: !vault |, !Ref DbPassword
     r"|\$\{\{?.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]|\$env:.*"
     r"|\{\{.*"
-    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\{[^{}]*[()][^{}]*\}"  # {name}, {base64(user:pass)}
+    r"|\{[^\W\d][\w.]*\}|\{[^{}]*[()][^{}]*\}"  # {name}, {пароль}, {base64(user:pass)}
     r"|%[A-Za-z_][A-Za-z0-9_]*%"
     r"|<[^<>]*>?|\[[^\[\]]*\]"
-    r"|(?i:your|insert|enter|replace|paste|put)[_ -].*"
+    r"|(?i:your|insert|enter|replace|paste|put|ваш|введите|вставьте|укажите|свій)[_ -].*"
     # masks: long runs anywhere, or a value of x's (xxxx-xxxx, sk-xxxx); a random secret
     # may hold a short run of x's ("xXxX", "XXXX") and is no mask
     r"|.*(?:x{6}|X{6}|\*{3}|•{3}|●{3}|\.{3}|…).*"
@@ -343,6 +346,17 @@ _WORD_KEY = re.compile(r"[^\W\d_][^\W\d_A-ZА-ЯЁ]*+(?: [^\W\d_]++)*+")
 _BARE_PASS = re.compile(r"(?i)(?<![^\W\d_])pass\Z")
 
 
+# A one-word answer about a password, not a password: "Password: changed", "Пароль: поменяла",
+# "пароль: забув". Only after a label written as words with a spaced separator.
+_STATUS = re.compile(
+    r"(?i:changed|expired|forgotten|forgot|reset|same|unchanged|updated|lost|unknown"
+    r"|помен[яе]л[аи]?|смен[иеё]л[аи]?|измен[иеё]н[аоы]?|измени?л[аи]?|забыл[аи]?|сброшен[аоы]?"
+    r"|истек|истёк|устарел|нет|нету|есть|да|такой|прежний|старый|новый"
+    r"|змінив|змінила|змінили|змінено|забув|забула|забули|скинуто|немає|є|так|старий|новий)"
+    r"[.!?…]*"
+)
+
+
 def _label_in_prose(m: re.Match[str], key: str) -> bool:
     sep = m.group("sep")
     if sep is None or sep.strip() == sep or m.start("uq") < 0 or m.start("kq") >= 0:
@@ -367,6 +381,8 @@ def _value_span(
     if end <= start:
         return None
     value = text[start:end]
+    if group == "uq" and _STATUS.fullmatch(value) and _label_in_prose(m, key or "x"):
+        return None
     bare = m.start("bare") >= 0 or (m.start("flagval") >= 0 and not flag)
     if bare and m.start("kq") >= 0:
         return None  # a quoted key takes a separator: name="password" placeholder=...

@@ -248,3 +248,16 @@ async def test_an_answer_the_agent_delivered_is_closed_in_one_statement() -> Non
         assert finishes == ["bm_finish_answered"], taken
         rows = await bot.memory.store.pool.fetch("SELECT status FROM requests ORDER BY id")
         assert [r["status"] for r in rows] == ["succeeded", "succeeded"]
+
+
+async def test_an_answer_kept_after_a_closing_still_queued_wins(memory: Memory) -> None:
+    # The memory of closings is of those written: one still queued does not stop a finish.
+    source = await memory.record(SCOPE, text="hello", speaker_id=7)
+    assert source is not None
+    memory.close_later(source, status="unanswered")
+    assert await memory.finish(source, status="succeeded", answer_text="hi", bot_id=42)
+    await memory.flush()
+    status = await memory.store.pool.fetchval(
+        "SELECT status FROM requests WHERE id = $1", source.request_id
+    )
+    assert status == "succeeded"

@@ -38,3 +38,21 @@ async def test_an_answer_in_one_round_is_five_statements_after_the_record(
         "bm_close_attempt",
         "bm_finish_answered",  # the answer, what it depends on, the scope's wake-up
     ]
+
+
+async def test_a_turn_someone_else_started_is_answered_with_the_agents_own_history(
+    memory: Memory, llm: FakeOpenAI
+) -> None:
+    # A host that started the turn with a window of its own: the agent reads its own.
+    for text in ("my bike is blue", "my car is red", "my boat is green"):
+        said = await memory.record(SCOPE, text=text, speaker_id=7)
+        assert said is not None
+        await memory.finish(said, status="succeeded", answer_text="ok", now=NOW)
+    source = await memory.record(SCOPE, text="what colour is the bike?", speaker_id=7)
+    assert source is not None
+    turn = memory.turn(source)
+    await turn.start(history=1)
+    assert [m.text for m in turn.history_at_start or []] == ["ok"]
+    await memory.agent.answer(turn)
+    sent = [m["content"] for m in llm.requests[-1]["messages"]]
+    assert any("my bike is blue" in c for c in sent), sent

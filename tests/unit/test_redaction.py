@@ -523,6 +523,15 @@ LABEL_WORDS_IN_PROSE = [
     "API key: pending",
     "Secret: @alice knows",
     "Секрет: Lisbon",
+    "Пароль: поменяла",  # a one-word answer about it, as "Password: changed"
+    "Password: changed",
+    "пароль: забыл",
+    "Пароль: забыла, напомни",
+    "пароль: нет",
+    "пароль: забув",
+    "пароль: пароль",  # placeholders, as "password: password", "{password}", "your_password"
+    "пароль: {пароль}",
+    "пароль=ваш_пароль",
     "Секрет: я беременна",
     "токен: отозван",
     "ключ: под ковриком",
