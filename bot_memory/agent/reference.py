@@ -102,8 +102,8 @@ class ReferenceAgent:
         limit = self._settings.agent_message_max_bytes
         if self._settings.agent_history_messages <= 0:
             return []
-        items, turn.history_at_start = turn.history_at_start, None  # read once
-        if again or items is None:
+        items = None if again else turn.history_at_start
+        if items is None:
             items = await self._store.history(
                 source.scope,
                 before_message_id=source.message_id,

@@ -38,7 +38,7 @@ from aiogram.methods import TelegramMethod
 from aiogram.methods.base import Response, TelegramType
 from aiogram.types import Message, TelegramObject
 
-from bot_memory_aiogram.middleware.response_types import KeepResponseTypes
+from bot_memory_aiogram.middleware.response_types import keep_response_type
 
 FLAG = "memory"  # handler flag: "skip" | "keep_open" | "source"
 
@@ -128,7 +128,8 @@ current_capture: ContextVar[Capture | None] = ContextVar("bot_memory_capture", d
 
 
 class AnswerCapture(BaseRequestMiddleware):
-    """Registered on the bot's session once; records the messages sent while a capture runs."""
+    """Registered on the bot's session once; records the messages sent while a capture runs
+    (and keeps aiogram's response class for each method alive)."""
 
     async def __call__(
         self,
@@ -136,6 +137,7 @@ class AnswerCapture(BaseRequestMiddleware):
         bot: Bot,
         method: TelegramMethod[TelegramType],
     ) -> Response[TelegramType]:
+        keep_response_type(method)
         entry = _expected.pop(id(method), None)
         if entry is not None and entry.method is method:
             return await _send_returned(entry, make_request, bot, method)
@@ -169,10 +171,8 @@ async def _send_returned(
 
 
 def watch(bot: Bot) -> None:
-    """Put the capture (and what keeps aiogram's response classes) on this bot's session
-    (once)."""
+    """Put the capture on this bot's session (once)."""
     if not getattr(bot.session, "_bot_memory_watched", False):
-        bot.session.middleware(KeepResponseTypes())
         bot.session.middleware(AnswerCapture())
         bot.session._bot_memory_watched = True  # type: ignore[attr-defined]
 
